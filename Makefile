@@ -1,0 +1,61 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   the main job: local Neo4j, migrations, ingest a sample, a cited answer and a refusal
+#   make test   lint, types, and the unit, integration and e2e suites against a real Neo4j
+# Neo4j: the project's local server (tools/neo4j) unless NEO4J_URI is set.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt pyproject.toml | sha256sum | cut -c1-12)
+UV_VERSION := 0.13.8
+
+.PHONY: venv neo4j neo4j-stop migrate demo test lint typecheck unit integration e2e lock clean
+
+$(STAMP): requirements/lock.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --disable-pip-version-check "uv==$(UV_VERSION)"
+	@$(BIN)/uv pip install -q --python $(BIN)/python --require-hashes -r requirements/lock.txt
+	@$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
+	@rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+venv: $(STAMP)
+
+neo4j: venv
+	@if [ -z "$$NEO4J_URI" ]; then $(BIN)/python -m graphrag_orm.localdb start; else echo "neo4j: using NEO4J_URI=$$NEO4J_URI"; fi
+
+neo4j-stop: venv
+	@$(BIN)/python -m graphrag_orm.localdb stop
+
+migrate: neo4j
+	@$(BIN)/graphrag-orm migrations apply
+	@$(BIN)/graphrag-orm migrations status
+
+demo: migrate
+	@$(BIN)/python examples/quickstart/demo.py
+
+lint: venv
+	$(BIN)/ruff check graphrag_orm ontologies migrations tests benchmarks examples
+	$(BIN)/ruff format --check graphrag_orm ontologies migrations tests benchmarks examples
+
+typecheck: venv
+	$(BIN)/mypy
+
+# The suite starts (or reuses) its own server on port 7688 (tools/neo4j/home-test)
+# unless NEO4J_URI is set; it owns that database and wipes it between tests.
+test: lint typecheck
+	$(BIN)/pytest -q -p no:cacheprovider tests
+
+unit: venv
+	$(BIN)/pytest -q tests/unit
+
+integration: venv
+	$(BIN)/pytest -q tests/integration
+
+e2e: venv
+	$(BIN)/pytest -q tests/e2e
+
+lock: venv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --generate-hashes -o requirements/lock.txt
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""graphrag-orm: GraphRAG on Neo4j with typed models and verified citations."""

@@ -1,0 +1,179 @@
+"""``graphrag-orm migrations init|revision|plan|apply|status|check|downgrade``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from graphrag_orm.cli._common import console, run, with_database
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET, EmbeddingSet, Similarity
+from graphrag_orm.layout import Layout
+from graphrag_orm.migrate import Chain, Migrator, SchemaCheck, initial_revision, next_revision, write_revision
+
+app = typer.Typer(help="Reviewed schema migrations.", no_args_is_help=True)
+
+DirOption = typer.Option(
+    None,
+    "--dir",
+    help="The chain's folder (default GRAPHRAG_MIGRATIONS_DIR, else the toolkit's own chain).",
+)
+LAYOUTS = {"default": Layout.DEFAULT, "neo4j-graphrag": Layout.NEO4J_GRAPHRAG}
+
+
+def _chain(directory: Path | None) -> Chain:
+    configured = directory or (
+        Path(os.environ["GRAPHRAG_MIGRATIONS_DIR"]) if os.environ.get("GRAPHRAG_MIGRATIONS_DIR") else None
+    )
+    return Chain.load(configured)
+
+
+def _embedding_set(model: str | None, dimensions: int | None, similarity: Similarity) -> EmbeddingSet:
+    model = model or os.environ.get("GRAPHRAG_EMBEDDING_MODEL")
+    dims = dimensions or (
+        int(os.environ["GRAPHRAG_EMBEDDING_DIMENSIONS"]) if os.environ.get("GRAPHRAG_EMBEDDING_DIMENSIONS") else None
+    )
+    if model is None and dims is None:
+        return OFFLINE_EMBEDDING_SET
+    if model is None or dims is None:
+        raise typer.BadParameter("give both the embedding model and its dimensions (or neither for the offline set)")
+    return EmbeddingSet(model=model, dimensions=dims, similarity=similarity)
+
+
+ModelOption = typer.Option(None, "--model", help="Embedding model (default GRAPHRAG_EMBEDDING_MODEL).")
+DimensionsOption = typer.Option(None, "--dimensions", help="Vector dimensions (default GRAPHRAG_EMBEDDING_DIMENSIONS).")
+SimilarityOption = typer.Option(Similarity.COSINE, "--similarity")
+LayoutOption = typer.Option("default", "--layout", help="default or neo4j-graphrag.")
+
+
+@app.command()
+def init(
+    directory: Path = typer.Argument(..., help="Folder for the application's chain."),
+    model: str | None = ModelOption,
+    dimensions: int | None = DimensionsOption,
+    similarity: Similarity = SimilarityOption,
+    layout: str = LayoutOption,
+    revision: str = typer.Option("0001_graphrag_schema", "--revision"),
+) -> None:
+    """Start an application's chain with the toolkit's schema for its embedding set."""
+    chosen = _embedding_set(model, dimensions, similarity)
+    path = write_revision(directory, initial_revision(_layout(layout), chosen, revision=revision))
+    console.print(
+        f"wrote {path} for embedding set {chosen.id}; review it, then `graphrag-orm migrations apply --dir {directory}`"
+    )
+
+
+@app.command()
+def revision(
+    directory: Path = typer.Argument(..., help="The chain's folder."),
+    message: str = typer.Option(..., "-m", "--message"),
+    revision_id: str = typer.Option(..., "--id", help="The new revision's id, e.g. 0002_bigger_vectors."),
+    model: str | None = ModelOption,
+    dimensions: int | None = DimensionsOption,
+    similarity: Similarity = SimilarityOption,
+    layout: str = LayoutOption,
+) -> None:
+    """Write the next revision: the steps from the chain's head to what the toolkit now declares."""
+    chain = Chain.load(directory)
+    made = next_revision(
+        chain, _layout(layout), _embedding_set(model, dimensions, similarity), revision=revision_id, message=message
+    )
+    if made is None:
+        console.print("nothing to do: the chain's head already declares this schema")
+        return
+    path = write_revision(directory, made)
+    console.print(f"wrote {path} with {len(made.steps)} steps; review it before applying")
+
+
+@app.command()
+def plan(directory: Path | None = DirOption, target: str | None = typer.Option(None, "--target")) -> None:
+    """Print the exact Cypher that apply would run; changes nothing."""
+    chain = _chain(directory)
+    result = run(with_database(lambda: Migrator(chain).plan(target)))
+    if not result.revisions:
+        console.print("nothing to apply: the database is at the chain's head")
+    for item in result.revisions:
+        console.print(f"-- {item.revision}: {item.message}")
+        for statement in item.cypher:
+            console.print(statement + ";", markup=False)
+
+
+@app.command()
+def apply(
+    directory: Path | None = DirOption,
+    target: str | None = typer.Option(None, "--target"),
+    timeout: float = typer.Option(300.0, "--index-timeout", min=1.0, max=3600.0, help="Seconds to wait for ONLINE."),
+) -> None:
+    """Apply pending revisions in order and wait until every index is ONLINE."""
+    chain = _chain(directory)
+    with console.status("applying migrations..."):
+        report = run(with_database(lambda: Migrator(chain, index_timeout_seconds=timeout).apply(target)))
+    if report.applied:
+        console.print(
+            f"applied {', '.join(report.applied)} ({report.statements} statements, indexes online after {report.waited_seconds:.1f} s)"
+        )
+    else:
+        console.print("nothing to apply: the database is at the chain's head")
+
+
+@app.command()
+def status(directory: Path | None = DirOption) -> None:
+    """Where the database is on the chain (read only)."""
+    chain = _chain(directory)
+    result = run(with_database(lambda: Migrator(chain).status()))
+    table = Table("revision", "state", "applied", "message")
+    for item in result.revisions:
+        table.add_row(item.revision, item.state.value, item.applied_at or "", item.message)
+    console.print(table)
+    console.print(f"database head: {result.database_head or '(none)'}; chain head: {result.chain_head or '(none)'}")
+
+
+@app.command()
+def check(directory: Path | None = DirOption, prefix: str = typer.Option("graphrag", "--prefix")) -> None:
+    """Report missing, different and unexpected schema; exit code 1 when any."""
+    chain = _chain(directory)
+    result: SchemaCheck = run(with_database(lambda: Migrator(chain).check(prefix=prefix)))
+    if result.ok:
+        console.print("schema matches the chain's head")
+        return
+    table = Table("finding", "name", "expected", "actual")
+    for kind, items in (
+        ("missing", result.missing),
+        ("different", result.different),
+        ("unexpected", result.unexpected),
+        ("not online", result.not_online),
+    ):
+        for item in items:
+            table.add_row(kind, item.name, item.expected or "", item.actual or "")
+    console.print(table)
+    raise typer.Exit(1)
+
+
+@app.command()
+def downgrade(
+    target: str = typer.Argument(..., help="A revision id to go back to, or 'base' to remove everything."),
+    directory: Path | None = DirOption,
+    yes: bool = typer.Option(False, "--yes", help="Do not ask before dropping."),
+) -> None:
+    """Undo revisions after TARGET, last first."""
+    chain = _chain(directory)
+    planned = run(with_database(lambda: Migrator(chain).downgrade_plan(target)))
+    for item in planned.revisions:
+        console.print(f"-- undo {item.revision}")
+        for statement in item.cypher:
+            console.print(statement + ";", markup=False)
+    if not planned.revisions:
+        console.print("nothing to undo")
+        return
+    if not yes and not typer.confirm("run these statements?"):
+        raise typer.Exit(1)
+    report = run(with_database(lambda: Migrator(chain).downgrade(target)))
+    console.print(f"undid {', '.join(report.applied)}")
+
+
+def _layout(name: str) -> Layout:
+    if name not in LAYOUTS:
+        raise typer.BadParameter(f"layout must be one of {sorted(LAYOUTS)}")
+    return LAYOUTS[name]

@@ -1,0 +1,116 @@
+"""What retrieval returns and answers cite: evidence items, context and provenance.
+
+An evidence item's ``text`` is always exactly the stored bytes
+``[start_byte, end_byte)`` of its document (or, for a chunk-grounded item, of its
+chunk); a cut item's ``end_byte`` is the cut. Context items help a model read and
+are never cited.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from graphrag_orm.values import Limit, Value
+
+
+class Route(StrEnum):
+    """A retrieval route; items keep the rank each route gave them."""
+
+    VECTOR = "Vector"
+    FULL_TEXT = "FullText"
+    GRAPH = "Graph"
+
+
+class Grounding(StrEnum):
+    """What a span is a span of: the source document's bytes, or only the stored chunk's."""
+
+    SOURCE = "Source"
+    CHUNK = "Chunk"
+
+
+class RouteRank(Value):
+    """One route's view of an item: its 1-based rank, native score and RRF share."""
+
+    route: Route
+    rank: int = Field(ge=1)
+    native_score: float
+    rank_score: float
+
+
+class PageStart(Value):
+    """A page (1-based) and the document byte offset where it starts."""
+
+    page: int = Field(ge=1)
+    start_byte: int = Field(ge=0)
+
+
+class EvidenceItem(Value):
+    """A citable passage: a chunk, or the part of it the budget kept.
+
+    ``pages`` lists the pages the item touches, each with the document offset where
+    the page starts (the first may start before the item); ``None`` for documents
+    without pages.
+    """
+
+    chunk_id: str
+    document_id: str
+    source_uri: str
+    title: str | None = None
+    text: str
+    start_byte: int = Field(ge=0)
+    end_byte: int = Field(ge=0)
+    score: float
+    routes: tuple[RouteRank, ...] = ()
+    pages: tuple[PageStart, ...] | None = None
+    grounding: Grounding = Grounding.SOURCE
+    text_origin: str | None = None
+
+    def page_of(self, byte_offset: int) -> int | None:
+        """The page holding ``byte_offset`` (a document offset), or None without pages."""
+        if not self.pages:
+            return None
+        page = self.pages[0].page
+        for start in self.pages:
+            if start.start_byte <= byte_offset:
+                page = start.page
+            else:
+                break
+        return page
+
+
+class ContextItem(Value):
+    """Text shown to the model to help it read; never a citation."""
+
+    chunk_id: str | None = None
+    text: str
+    reason: str
+
+
+class Provenance(Value):
+    """Where the evidence came from: server, embedding set, indexes, similarity."""
+
+    server_version: str
+    embedding_set_id: str
+    indexes: tuple[str, ...]
+    similarity: str | None = None
+
+
+class Evidence(Value):
+    """The ranked, budgeted evidence for one question."""
+
+    question: str
+    items: tuple[EvidenceItem, ...]
+    context: tuple[ContextItem, ...] = ()
+    utf8_bytes: int = 0
+    omitted_items: int = 0
+    limits_reached: tuple[Limit, ...] = ()
+    provenance: Provenance | None = None
+
+    def item(self, chunk_id: str) -> EvidenceItem | None:
+        """The evidence item of ``chunk_id``, or None when it is not evidence (context never is)."""
+        for candidate in self.items:
+            if candidate.chunk_id == chunk_id:
+                return candidate
+        return None

@@ -1,0 +1,122 @@
+"""Names the toolkit stores under: labels, relationship types, chunk properties, schema prefix.
+
+A layout is a frozen dataclass: change names with ``dataclasses.replace`` or
+:meth:`Layout.replace`. Every name is validated once, at construction, as a plain
+Cypher identifier, so names can be placed in query text without quoting tricks;
+labels must be distinct, and so must relationship types and chunk properties.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from graphrag_orm.errors import ConfigurationError
+
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def validate_identifier(name: str, what: str) -> str:
+    """Return ``name`` if it is a plain Cypher identifier (letters, digits, ``_``; 1..64)."""
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+        raise ConfigurationError(
+            "invalid-layout",
+            f"{what} {name!r} is not a plain Cypher identifier (a letter, then letters, digits or '_', at most 64)",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Labels, relationship types, chunk property names and the schema name prefix.
+
+    Relationships point from the child to its parent or successor:
+    ``(chunk)-[chunk_document_type]->(document)``, ``(section)-[section_document_type]->(document)``,
+    ``(chunk)-[chunk_section_type]->(section)``, ``(chunk)-[next_chunk_type]->(next chunk)``,
+    ``(section)-[subsection_type]->(parent section)``.
+    """
+
+    DEFAULT: ClassVar[Layout]
+    NEO4J_GRAPHRAG: ClassVar[Layout]
+
+    document_label: str = "Document"
+    section_label: str = "Section"
+    chunk_label: str = "Chunk"
+    run_label: str = "IngestionRun"
+    lease_label: str = "GraphRagLease"
+    chunk_document_type: str = "IN_DOCUMENT"
+    section_document_type: str = "SECTION_OF"
+    chunk_section_type: str = "IN_SECTION"
+    next_chunk_type: str = "NEXT_CHUNK"
+    subsection_type: str = "SUBSECTION_OF"
+    chunk_id_property: str = "id"
+    chunk_order_property: str = "order"
+    chunk_text_property: str = "text"
+    chunk_embedding_property: str = "embedding"
+    schema_prefix: str = "graphrag"
+    # None: derived from the prefix (and, for the vector index, the embedding set).
+    vector_index: str | None = field(default=None)
+    fulltext_index: str | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is None and item.name in ("vector_index", "fulltext_index"):
+                continue
+            validate_identifier(value, item.name)
+        _require_distinct("labels", self.labels)
+        _require_distinct("relationship types", self.relationship_types)
+        _require_distinct(
+            "chunk properties",
+            (
+                self.chunk_id_property,
+                self.chunk_order_property,
+                self.chunk_text_property,
+                self.chunk_embedding_property,
+            ),
+        )
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return (self.document_label, self.section_label, self.chunk_label, self.run_label, self.lease_label)
+
+    @property
+    def relationship_types(self) -> tuple[str, ...]:
+        return (
+            self.chunk_document_type,
+            self.section_document_type,
+            self.chunk_section_type,
+            self.next_chunk_type,
+            self.subsection_type,
+        )
+
+    def replace(self, **changes: Any) -> Layout:
+        """A copy with ``changes`` applied and validated (same as ``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+    def vector_index_name(self, embedding_set_index_suffix: str) -> str:
+        """The chunk vector index's name: the layout's own, or the prefix and the set's suffix."""
+        return self.vector_index or f"{self.schema_prefix}_chunk_{embedding_set_index_suffix}"
+
+    def fulltext_index_name(self) -> str:
+        """The chunk full-text index's name."""
+        return self.fulltext_index or f"{self.schema_prefix}_chunk_text"
+
+
+def _require_distinct(what: str, names: tuple[str, ...]) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ConfigurationError("invalid-layout", f"layout {what} must be distinct; {name!r} is repeated")
+        seen.add(name)
+
+
+Layout.DEFAULT = Layout()
+# neo4j-graphrag's names for the document and chunk layer; sections keep the
+# default names, which that library ignores.
+Layout.NEO4J_GRAPHRAG = Layout(
+    chunk_document_type="FROM_DOCUMENT",
+    chunk_order_property="index",
+)

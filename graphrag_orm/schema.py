@@ -1,0 +1,244 @@
+"""What the toolkit needs in the database, as reviewable definitions and steps.
+
+:meth:`Schema.definitions` derives, reading nothing: a uniqueness constraint for
+every key the model classes declare (``unique_index``), a range index for every
+``index=True`` property, the vector index on the chunk embedding (the embedding
+set's dimensions and similarity) and the full-text index on chunk text. Names
+start with the layout's schema prefix. :meth:`Schema.create_steps` gives the same
+as migration steps; each renders idempotent Cypher (``IF NOT EXISTS``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Annotated, Any, Literal, Protocol
+
+from neomodel import AsyncStructuredNode
+from pydantic import Field
+
+from graphrag_orm.embeddings.sets import EmbeddingSet, Similarity
+from graphrag_orm.layout import Layout, validate_identifier
+from graphrag_orm.models import for_layout
+from graphrag_orm.values import Value
+
+
+class SchemaContributor(Protocol):
+    """Something that adds definitions to the lexical schema (an ontology, for example)."""
+
+    def schema_definitions(self, layout: Layout) -> Sequence[SchemaDefinition]: ...
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class UniqueConstraint(Value):
+    """``REQUIRE n.property IS UNIQUE`` on one label."""
+
+    kind: Literal["unique-constraint"] = "unique-constraint"
+    name: str
+    label: str
+    property: str
+
+    def create_cypher(self) -> str:
+        return f"CREATE CONSTRAINT {self.name} IF NOT EXISTS FOR (n:{self.label}) REQUIRE n.{self.property} IS UNIQUE"
+
+    def drop_cypher(self) -> str:
+        return f"DROP CONSTRAINT {self.name} IF EXISTS"
+
+    @property
+    def is_constraint(self) -> bool:
+        return True
+
+    def signature(self) -> tuple[Any, ...]:
+        return ("UNIQUENESS", (self.label,), (self.property,))
+
+
+class RangeIndex(Value):
+    """A range index on one label's properties."""
+
+    kind: Literal["range-index"] = "range-index"
+    name: str
+    label: str
+    properties: tuple[str, ...] = Field(min_length=1)
+
+    def create_cypher(self) -> str:
+        props = ", ".join(f"n.{p}" for p in self.properties)
+        return f"CREATE INDEX {self.name} IF NOT EXISTS FOR (n:{self.label}) ON ({props})"
+
+    def drop_cypher(self) -> str:
+        return f"DROP INDEX {self.name} IF EXISTS"
+
+    @property
+    def is_constraint(self) -> bool:
+        return False
+
+    def signature(self) -> tuple[Any, ...]:
+        return ("RANGE", (self.label,), self.properties)
+
+
+class VectorIndex(Value):
+    """A vector index on one label's property, with its dimensions and similarity."""
+
+    kind: Literal["vector-index"] = "vector-index"
+    name: str
+    label: str
+    property: str
+    dimensions: int = Field(ge=1, le=4096)
+    similarity: Similarity
+
+    def create_cypher(self) -> str:
+        return (
+            f"CREATE VECTOR INDEX {self.name} IF NOT EXISTS FOR (n:{self.label}) ON (n.{self.property}) "
+            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {self.dimensions}, "
+            f"`vector.similarity_function`: '{self.similarity.value}'}}}}"
+        )
+
+    def drop_cypher(self) -> str:
+        return f"DROP INDEX {self.name} IF EXISTS"
+
+    @property
+    def is_constraint(self) -> bool:
+        return False
+
+    def signature(self) -> tuple[Any, ...]:
+        return ("VECTOR", (self.label,), (self.property,))
+
+
+class FullTextAnalyzer(StrEnum):
+    STANDARD = "standard-no-stop-words"
+    ENGLISH = "english"
+
+
+class FullTextIndex(Value):
+    """A full-text index over labels and properties, with its analyzer."""
+
+    kind: Literal["fulltext-index"] = "fulltext-index"
+    name: str
+    labels: tuple[str, ...] = Field(min_length=1)
+    properties: tuple[str, ...] = Field(min_length=1)
+    analyzer: FullTextAnalyzer = FullTextAnalyzer.STANDARD
+
+    def create_cypher(self) -> str:
+        labels = "|".join(self.labels)
+        props = ", ".join(f"n.{p}" for p in self.properties)
+        return (
+            f"CREATE FULLTEXT INDEX {self.name} IF NOT EXISTS FOR (n:{labels}) ON EACH [{props}] "
+            f"OPTIONS {{indexConfig: {{`fulltext.analyzer`: '{self.analyzer.value}'}}}}"
+        )
+
+    def drop_cypher(self) -> str:
+        return f"DROP INDEX {self.name} IF EXISTS"
+
+    @property
+    def is_constraint(self) -> bool:
+        return False
+
+    def signature(self) -> tuple[Any, ...]:
+        return ("FULLTEXT", tuple(sorted(self.labels)), tuple(self.properties))
+
+
+SchemaDefinition = Annotated[UniqueConstraint | RangeIndex | VectorIndex | FullTextIndex, Field(discriminator="kind")]
+
+
+class CreateStep(Value):
+    """Create a definition (idempotent where the server allows: ``IF NOT EXISTS``)."""
+
+    action: Literal["create"] = "create"
+    definition: SchemaDefinition
+
+    def cypher(self) -> str:
+        return self.definition.create_cypher()
+
+    def inverse(self) -> DropStep:
+        return DropStep(definition=self.definition)
+
+
+class DropStep(Value):
+    """Drop a definition; it keeps the whole definition so a downgrade can recreate it."""
+
+    action: Literal["drop"] = "drop"
+    definition: SchemaDefinition
+
+    def cypher(self) -> str:
+        return self.definition.drop_cypher()
+
+    def inverse(self) -> CreateStep:
+        return CreateStep(definition=self.definition)
+
+
+MigrationStep = Annotated[CreateStep | DropStep, Field(discriminator="action")]
+
+
+class Schema:
+    """The definitions and creation steps the toolkit needs; deterministic, reads nothing."""
+
+    @staticmethod
+    def definitions(
+        layout: Layout,
+        embedding_set: EmbeddingSet,
+        ontology: SchemaContributor | None = None,
+    ) -> list[SchemaDefinition]:
+        """Constraints on every key, range indexes, the chunk vector and full-text indexes."""
+        model = for_layout(layout)
+        found: list[SchemaDefinition] = []
+        for cls in model.node_classes:
+            found.extend(_declared(cls, layout.schema_prefix))
+        found.append(
+            VectorIndex(
+                name=layout.vector_index_name(embedding_set.vector_index_name),
+                label=layout.chunk_label,
+                property=layout.chunk_embedding_property,
+                dimensions=embedding_set.dimensions,
+                similarity=embedding_set.similarity,
+            )
+        )
+        found.append(
+            FullTextIndex(
+                name=layout.fulltext_index_name(),
+                labels=(layout.chunk_label,),
+                properties=(layout.chunk_text_property,),
+            )
+        )
+        if ontology is not None:
+            found.extend(ontology.schema_definitions(layout))
+        names = [d.name for d in found]
+        duplicates = {n for n in names if names.count(n) > 1}
+        if duplicates:
+            raise ValueError(f"schema names must be unique: {sorted(duplicates)}")
+        return found
+
+    @staticmethod
+    def create_steps(
+        layout: Layout,
+        embedding_set: EmbeddingSet,
+        ontology: SchemaContributor | None = None,
+    ) -> list[MigrationStep]:
+        """The definitions as creation steps, constraints first, for a migration revision."""
+        definitions = Schema.definitions(layout, embedding_set, ontology)
+        ordered = sorted(definitions, key=lambda d: not d.is_constraint)
+        return [CreateStep(definition=d) for d in ordered]
+
+    @staticmethod
+    def vector_index(layout: Layout, embedding_set: EmbeddingSet) -> VectorIndex:
+        """The chunk vector index definition alone."""
+        for definition in Schema.definitions(layout, embedding_set):
+            if isinstance(definition, VectorIndex):
+                return definition
+        raise AssertionError("the lexical schema always has a vector index")
+
+
+def _declared(cls: type[AsyncStructuredNode], prefix: str) -> list[SchemaDefinition]:
+    """Keys and indexes as neomodel's install_labels reads them: unique_index and index."""
+    label: str = cls.__label__
+    out: list[SchemaDefinition] = []
+    for attribute, prop in cls.defined_properties(aliases=False, rels=False).items():
+        db_name = validate_identifier(prop.get_db_property_name(attribute), "property")
+        base = f"{prefix}_{_snake(label)}_{_snake(db_name)}"
+        if prop.unique_index:
+            out.append(UniqueConstraint(name=f"{base}_unique", label=label, property=db_name))
+        elif prop.index:
+            out.append(RangeIndex(name=f"{base}_index", label=label, properties=(db_name,)))
+    return out

@@ -1,0 +1,52 @@
+"""Base of the public value types: frozen pydantic models with camelCase JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+from graphrag_orm.errors import ConfigurationError
+
+
+class Value(BaseModel):
+    """Immutable, validated at the boundary; JSON in camelCase (``by_alias=True``)."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        use_enum_values=False,
+    )
+
+    def to_json(self) -> str:
+        """This value as JSON with camelCase names and enum values as written."""
+        return self.model_dump_json(by_alias=True)
+
+
+class Limit(Value):
+    """A bound that was reached: its name and the value it was held to."""
+
+    name: str
+    value: int
+
+
+class Options(Value):
+    """Settings with declared bounds; a value outside them is a :class:`ConfigurationError`.
+
+    Bounds are declared with ``Field(ge=..., le=...)`` so they show in the JSON schema;
+    a violation is re-raised as ``ConfigurationError("invalid-option", ...)`` naming
+    the field and the bound, so callers get one stable code for every option type.
+    """
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in item['loc']) or type(self).__name__}: {item['msg']}"
+                for item in error.errors()
+            )
+            raise ConfigurationError("invalid-option", f"{type(self).__name__}: {problems}") from None

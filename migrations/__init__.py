@@ -1,0 +1,1 @@
+"""The toolkit's own reviewed schema revisions (see graphrag_orm.migrate)."""
