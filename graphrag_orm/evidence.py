@@ -97,6 +97,41 @@ class Provenance(Value):
     similarity: str | None = None
 
 
+class ScopeStrategy(StrEnum):
+    """How a route searched inside a scope."""
+
+    EXACT = "exact"
+    OVER_FETCH = "over-fetch"
+    EMPTY = "empty"
+
+
+class ScopeRoute(Value):
+    """One route inside a scope: its strategy, candidates asked for and kept."""
+
+    route: Route
+    strategy: ScopeStrategy
+    asked: int
+    kept: int
+
+
+class ScopeTrace(Value):
+    """What the scope resolved to and how each route searched inside it."""
+
+    kind: str
+    documents: int
+    chunks: int
+    routes: tuple[ScopeRoute, ...] = ()
+
+
+class Rewrite(Value):
+    """A follow-up rewritten to stand alone: the question asked, the standalone one, turns used, outcome."""
+
+    asked: str
+    standalone: str
+    turns_used: int
+    outcome: str
+
+
 class Evidence(Value):
     """The ranked, budgeted evidence for one question."""
 
@@ -107,6 +142,8 @@ class Evidence(Value):
     omitted_items: int = 0
     limits_reached: tuple[Limit, ...] = ()
     provenance: Provenance | None = None
+    scope: ScopeTrace | None = None
+    rewrite: Rewrite | None = None
 
     def item(self, chunk_id: str) -> EvidenceItem | None:
         """The evidence item of ``chunk_id``, or None when it is not evidence (context never is)."""

@@ -176,6 +176,9 @@ class LeaseNode(AsyncStructuredNode):
     key = StringProperty(unique_index=True, required=True, db_property="key")
     run_id = StringProperty(required=True, db_property="runId")
     expires_at = DateTimeNeo4jFormatProperty(required=True, db_property="expiresAt")
+    # Every claim and renewal writes this first, so the conditional update holds the
+    # lease's write lock before it reads the holder and the expiry (lock, then read).
+    claims = IntegerProperty(default=0, db_property="claims")
 
 
 @dataclass(frozen=True)

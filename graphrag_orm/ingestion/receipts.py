@@ -1,0 +1,95 @@
+"""What an ingestion call reports: per-document outcomes with codes, counts, limits, retries."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from graphrag_orm.retry import RetrySummary
+from graphrag_orm.values import Limit, Value
+
+
+class DocumentStatus(StrEnum):
+    INGESTED = "Ingested"
+    UNCHANGED = "Unchanged"
+    FAILED = "Failed"
+
+
+class RunStatus(StrEnum):
+    """Running, then Completed (every document has an outcome) or Failed (cancelled or threw)."""
+
+    RUNNING = "Running"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+
+
+class DocumentOutcome(Value):
+    """One document's outcome; ``error_code`` is a stable code, never a message."""
+
+    document_id: str
+    source_uri: str
+    status: DocumentStatus
+    error_code: str | None = None
+    chunks: int = 0
+
+
+class IngestionReceipt(Value):
+    """The receipt of one ``ingest`` call."""
+
+    run_id: str
+    status: RunStatus
+    documents: tuple[DocumentOutcome, ...]
+    chunks_written: int
+    embedding_calls: int
+    input_tokens: int | None
+    elapsed_seconds: float
+    limits_reached: tuple[Limit, ...] = ()
+    retries: RetrySummary = RetrySummary()
+
+    def count(self, status: DocumentStatus) -> int:
+        return sum(1 for outcome in self.documents if outcome.status == status)
+
+    @property
+    def ingested(self) -> int:
+        return self.count(DocumentStatus.INGESTED)
+
+    @property
+    def unchanged(self) -> int:
+        return self.count(DocumentStatus.UNCHANGED)
+
+    @property
+    def failed(self) -> int:
+        return self.count(DocumentStatus.FAILED)
+
+
+class PreviewStatus(StrEnum):
+    NEW = "New"
+    CHANGED = "Changed"
+    UNCHANGED = "Unchanged"
+    FAILED = "Failed"
+
+
+class DocumentPreview(Value):
+    document_id: str
+    source_uri: str
+    status: PreviewStatus
+    error_code: str | None = None
+    chunks: int = 0
+    embedding_calls: int = 0
+    extraction_calls: int = 0
+    input_tokens: int = 0
+
+
+class IngestionPreview(Value):
+    """What ``ingest`` would do and cost; nothing was written.
+
+    ``input_tokens`` is counted with the token counter when one is set
+    (``tokens_counted``), else estimated at four UTF-8 bytes per token.
+    """
+
+    documents: tuple[DocumentPreview, ...]
+    chunks: int
+    embedding_calls: int
+    extraction_calls: int
+    input_tokens: int
+    tokens_counted: bool
+    limits_reached: tuple[Limit, ...] = ()

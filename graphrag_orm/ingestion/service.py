@@ -1,0 +1,367 @@
+"""The ingestion service: sources to loaders to chunker to embeddings to one transaction per document.
+
+Each call is a run (an ``IngestionRun`` node: Running, then Completed when every
+document has an outcome, or Failed when the call was cancelled or threw). Documents
+are worked on concurrently (``documents_in_flight``) while model calls share
+``lanes``. A document whose content hash and settings fingerprint are already stored
+is ``Unchanged`` and not rewritten, so a resumed run skips what is done. Failures
+become per-document outcomes with stable codes; only cancellation ends the call
+with an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from neo4j.exceptions import Neo4jError, TransientError
+from neomodel import adb
+
+from graphrag_orm.chunking import Chunker, ChunkPlan
+from graphrag_orm.codes import DocumentErrorCode, LimitName
+from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
+from graphrag_orm.errors import GraphRagError
+from graphrag_orm.ingestion.leases import Leases
+from graphrag_orm.ingestion.options import IngestionOptions
+from graphrag_orm.ingestion.receipts import (
+    DocumentOutcome,
+    DocumentPreview,
+    DocumentStatus,
+    IngestionPreview,
+    IngestionReceipt,
+    PreviewStatus,
+    RunStatus,
+)
+from graphrag_orm.ingestion.writer import DocumentWriter, PreparedDocument
+from graphrag_orm.loaders import LoadedDocument, LoaderRegistry
+from graphrag_orm.models import LexicalModel
+from graphrag_orm.retry import RetryOptions, RetryPolicy, RetryTally
+from graphrag_orm.sources import Source
+from graphrag_orm.tokens import ByteEstimateCounter, TokenCounter
+from graphrag_orm.tracing import SpanName, span
+from graphrag_orm.unit_of_work import NodeWrites
+from graphrag_orm.values import Limit
+
+_KNOWN_CODES = frozenset(code.value for code in DocumentErrorCode)
+
+
+class _RunCounters:
+    """Per-run tallies shared by the documents of one call (asyncio: no locks needed)."""
+
+    def __init__(self) -> None:
+        self.embedding_calls = 0
+        self.input_tokens = 0
+        self.tokens_reported = True
+        self.retries = RetryTally()
+
+
+def settings_fingerprint(chunker: Chunker, embedding_set: EmbeddingSet, *extra: str) -> str:
+    """Hash of everything that changes what is stored: chunker, embedding set, and (later) extraction."""
+    body = json.dumps({"chunker": chunker.fingerprint, "embedding": embedding_set.id, "extra": list(extra)})
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+class IngestionService:
+    """Ingests sources into the graph of one layout and embedding set.
+
+    Everything it needs is passed in; the facade wires it. It never creates schema:
+    the constraints and indexes come from reviewed migrations.
+    """
+
+    def __init__(
+        self,
+        model: LexicalModel,
+        embedding_set: EmbeddingSet,
+        embedder: Embedder,
+        *,
+        chunker: Chunker | None = None,
+        loaders: LoaderRegistry | None = None,
+        options: IngestionOptions | None = None,
+        retry: RetryOptions | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> None:
+        self.model = model
+        self.embedding_set = embedding_set
+        self.embedder = embedder
+        self.options = options or IngestionOptions()
+        self.chunker = chunker or Chunker()
+        self.loaders = loaders or LoaderRegistry.default(max_document_bytes=self.options.max_document_bytes)
+        self.retry = RetryPolicy(retry)
+        self.token_counter = token_counter
+        self.leases = Leases(model.lease, self.options.lease_duration_seconds)
+        self.writer = DocumentWriter(model, self.leases)
+        self._runs = NodeWrites(model.run)
+        self._documents = NodeWrites(model.document)
+        self.fingerprint = settings_fingerprint(self.chunker, embedding_set)
+
+    # ----------------------------------------------------------------- ingest
+
+    async def ingest(self, sources: Iterable[Source]) -> IngestionReceipt:
+        """Ingest ``sources`` (at most ``max_documents``; more is reported in ``limits_reached``)."""
+        chosen, limits = self._bounded(sources)
+        run_id = f"run-{uuid.uuid4().hex}"
+        began = time.monotonic()
+        counters = _RunCounters()
+        outcomes: list[DocumentOutcome] = []
+        status = RunStatus.FAILED
+        with span(SpanName.INGEST, run_id=run_id, documents=len(chosen)) as traced:
+            await self._start_run(run_id)
+            try:
+                outcomes = await self._ingest_all(chosen, run_id, counters)
+                status = RunStatus.COMPLETED
+            finally:
+                await self._finish_run(run_id, status, outcomes)
+                traced.set("status", status.value)
+                traced.set("chunks", sum(o.chunks for o in outcomes))
+                traced.set("calls", counters.embedding_calls)
+                traced.set("retries", counters.retries.summary().retries)
+        return IngestionReceipt(
+            run_id=run_id,
+            status=status,
+            documents=tuple(outcomes),
+            chunks_written=sum(o.chunks for o in outcomes if o.status == DocumentStatus.INGESTED),
+            embedding_calls=counters.embedding_calls,
+            input_tokens=counters.input_tokens if counters.tokens_reported and counters.embedding_calls else None,
+            elapsed_seconds=round(time.monotonic() - began, 3),
+            limits_reached=tuple(limits),
+            retries=counters.retries.summary(),
+        )
+
+    def _bounded(self, sources: Iterable[Source]) -> tuple[list[Source], list[Limit]]:
+        chosen: list[Source] = []
+        limit = self.options.max_documents
+        for source in sources:
+            if len(chosen) == limit:
+                return chosen, [Limit(name=LimitName.MAX_DOCUMENTS, value=limit)]
+            chosen.append(source)
+        return chosen, []
+
+    async def _ingest_all(self, sources: list[Source], run_id: str, counters: _RunCounters) -> list[DocumentOutcome]:
+        documents = asyncio.Semaphore(self.options.documents_in_flight)
+        lanes = asyncio.Semaphore(self.options.lanes)
+
+        async def one(source: Source) -> DocumentOutcome:
+            async with documents:
+                return await self._ingest_document(source, run_id, lanes, counters)
+
+        tasks = [asyncio.create_task(one(source)) for source in sources]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def _ingest_document(
+        self, source: Source, run_id: str, lanes: asyncio.Semaphore, counters: _RunCounters
+    ) -> DocumentOutcome:
+        document_id = source.document_id
+        with span(SpanName.DOCUMENT, run_id=run_id, document_id=document_id) as traced:
+            try:
+                loaded = await self.loaders.load(source)
+                if await self._is_unchanged(document_id, loaded):
+                    traced.set("status", DocumentStatus.UNCHANGED.value)
+                    return DocumentOutcome(
+                        document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
+                    )
+                async with self.leases.held(document_id, run_id) as keeper:
+                    outcome = await keeper.guard(self._work(source, loaded, run_id, lanes, counters))
+                traced.set("status", outcome.status.value)
+                traced.set("chunks", outcome.chunks)
+                return outcome
+            except GraphRagError as error:
+                code = error.code if error.code in _KNOWN_CODES else DocumentErrorCode.WRITE_FAILED.value
+                traced.fail(code)
+                return DocumentOutcome(
+                    document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.FAILED, error_code=code
+                )
+            except (Neo4jError, OSError, RuntimeError, ValueError) as error:
+                # The database went away or refused the write; the transaction rolled back.
+                traced.fail(DocumentErrorCode.WRITE_FAILED.value)
+                del error
+                return DocumentOutcome(
+                    document_id=document_id,
+                    source_uri=source.source_uri,
+                    status=DocumentStatus.FAILED,
+                    error_code=DocumentErrorCode.WRITE_FAILED.value,
+                )
+
+    async def _work(
+        self, source: Source, loaded: LoadedDocument, run_id: str, lanes: asyncio.Semaphore, counters: _RunCounters
+    ) -> DocumentOutcome:
+        document_id = source.document_id
+        # Checked again under the lease: another worker may have just written it.
+        if await self._is_unchanged(document_id, loaded):
+            return DocumentOutcome(
+                document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
+            )
+        plan = self.chunker.plan(loaded)
+        texts = plan.texts(loaded.utf8)
+        vectors = await self._embed(texts, lanes, counters, run_id, document_id)
+        prepared = PreparedDocument(
+            source=source,
+            loaded=loaded,
+            plan=plan,
+            vectors=vectors,
+            embedding_set_id=self.embedding_set.id,
+            settings_fingerprint=self.fingerprint,
+        )
+        with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
+            chunks = await self._write(prepared, run_id)
+        return DocumentOutcome(
+            document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.INGESTED, chunks=chunks
+        )
+
+    async def _write(self, prepared: PreparedDocument, run_id: str) -> int:
+        for attempt in range(self.options.write_attempts):
+            try:
+                return await self.writer.write(prepared, run_id)
+            except TransientError:
+                # Deadlocks and similar are safe to retry: the transaction rolled back whole.
+                if attempt + 1 == self.options.write_attempts:
+                    raise
+                await asyncio.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    async def _embed(
+        self, texts: Sequence[str], lanes: asyncio.Semaphore, counters: _RunCounters, run_id: str, document_id: str
+    ) -> list[list[float]]:
+        size = self.options.embedding_batch_size
+        batches = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
+
+        async def one(batch: list[str]) -> list[list[float]]:
+            async with lanes:
+                with span(SpanName.EMBED, run_id=run_id, document_id=document_id, texts=len(batch)) as traced:
+                    result = await self.retry.run(
+                        lambda: self.embedder.embed(batch),
+                        code=DocumentErrorCode.EMBEDDING_FAILED.value,
+                        tally=counters.retries,
+                    )
+                    counters.embedding_calls += 1
+                    tokens = getattr(result, "input_tokens", None)
+                    if tokens is None:
+                        counters.tokens_reported = False
+                    else:
+                        counters.input_tokens += int(tokens)
+                        traced.set("input_tokens", int(tokens))
+                    return validate_vectors(result, len(batch), self.embedding_set)
+
+        results = await asyncio.gather(*(one(batch) for batch in batches))
+        return [vector for batch in results for vector in batch]
+
+    async def _is_unchanged(self, document_id: str, loaded: LoadedDocument) -> bool:
+        writes = self._documents
+        rows, _ = await adb.cypher_query(
+            f"MATCH (d:{writes.label} {{{writes.key}: $id}}) "
+            f"RETURN d.{writes.stored('content_hash')}, d.{writes.stored('settings_fingerprint')}",
+            {"id": document_id},
+        )
+        return bool(rows) and rows[0][0] == loaded.content_hash and rows[0][1] == self.fingerprint
+
+    async def _start_run(self, run_id: str) -> None:
+        row = self._runs.row(
+            {
+                "uid": run_id,
+                "started_at": datetime.now(UTC),
+                "status": RunStatus.RUNNING.value,
+                "settings_fingerprint": self.fingerprint,
+                "documents_ingested": 0,
+                "documents_unchanged": 0,
+                "documents_failed": 0,
+                "chunks_written": 0,
+            }
+        )
+        await adb.cypher_query(self._runs.create_statement(), {"rows": [row]})
+
+    async def _finish_run(self, run_id: str, status: RunStatus, outcomes: list[DocumentOutcome]) -> None:
+        runs = self._runs
+        counts = {
+            runs.stored("documents_ingested"): sum(1 for o in outcomes if o.status == DocumentStatus.INGESTED),
+            runs.stored("documents_unchanged"): sum(1 for o in outcomes if o.status == DocumentStatus.UNCHANGED),
+            runs.stored("documents_failed"): sum(1 for o in outcomes if o.status == DocumentStatus.FAILED),
+            runs.stored("chunks_written"): sum(o.chunks for o in outcomes if o.status == DocumentStatus.INGESTED),
+            runs.stored("status"): status.value,
+        }
+        statement = (
+            f"MATCH (r:{runs.label} {{{runs.key}: $id}}) SET r += $counts, r.{runs.stored('completed_at')} = datetime()"
+        )
+        try:
+            await asyncio.shield(adb.cypher_query(statement, {"id": run_id, "counts": counts}))
+        except (Neo4jError, OSError, RuntimeError):
+            # The database is gone (the receipt still reports every outcome); the run
+            # node stays Running, which the health report and the next run can see.
+            pass
+
+    # ---------------------------------------------------------------- preview
+
+    async def preview(self, sources: Iterable[Source]) -> IngestionPreview:
+        """What ``ingest`` would do: load, check unchanged (a read), chunk, count calls and tokens.
+
+        Writes nothing. Tokens are counted with the token counter when one is set,
+        else estimated at four UTF-8 bytes per token (``tokens_counted`` says which).
+        """
+        chosen, limits = self._bounded(sources)
+        counter: TokenCounter = self.token_counter or ByteEstimateCounter()
+        previews: list[DocumentPreview] = []
+        for source in chosen:
+            previews.append(await self._preview_document(source, counter))
+        return IngestionPreview(
+            documents=tuple(previews),
+            chunks=sum(p.chunks for p in previews),
+            embedding_calls=sum(p.embedding_calls for p in previews),
+            extraction_calls=sum(p.extraction_calls for p in previews),
+            input_tokens=sum(p.input_tokens for p in previews),
+            tokens_counted=self.token_counter is not None,
+            limits_reached=tuple(limits),
+        )
+
+    async def _preview_document(self, source: Source, counter: TokenCounter) -> DocumentPreview:
+        document_id = source.document_id
+        try:
+            loaded = await self.loaders.load(source)
+        except GraphRagError as error:
+            return DocumentPreview(
+                document_id=document_id,
+                source_uri=source.source_uri,
+                status=PreviewStatus.FAILED,
+                error_code=error.code,
+            )
+        writes = self._documents
+        rows, _ = await adb.cypher_query(
+            f"MATCH (d:{writes.label} {{{writes.key}: $id}}) "
+            f"RETURN d.{writes.stored('content_hash')}, d.{writes.stored('settings_fingerprint')}",
+            {"id": document_id},
+        )
+        if rows and rows[0][0] == loaded.content_hash and rows[0][1] == self.fingerprint:
+            return DocumentPreview(
+                document_id=document_id, source_uri=source.source_uri, status=PreviewStatus.UNCHANGED
+            )
+        plan: ChunkPlan = self.chunker.plan(loaded)
+        texts = plan.texts(loaded.utf8)
+        return DocumentPreview(
+            document_id=document_id,
+            source_uri=source.source_uri,
+            status=PreviewStatus.CHANGED if rows else PreviewStatus.NEW,
+            chunks=len(texts),
+            embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
+            input_tokens=sum(counter.count(text) for text in texts),
+        )
+
+
+def describe(receipt: IngestionReceipt) -> dict[str, Any]:
+    """A compact summary for logs: counts only."""
+    return {
+        "run": receipt.run_id,
+        "ingested": receipt.ingested,
+        "unchanged": receipt.unchanged,
+        "failed": receipt.failed,
+        "chunks": receipt.chunks_written,
+    }

@@ -1,0 +1,79 @@
+"""Retrieval settings: routes, candidate lists, the evidence budget, context, scope and history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from graphrag_orm.evidence import Route
+from graphrag_orm.retrieval.scope import Scope
+from graphrag_orm.values import Options, Value
+
+
+class CypherExpansion(Options):
+    """A read-only Cypher query whose rows become labelled context (never citations).
+
+    It runs in a read transaction with ``timeout_seconds``; at most ``max_rows`` rows are
+    read (more is reported as ``ExpansionRows``). Parameters ``$chunkIds`` (the evidence
+    items) and ``$scopeDocumentIds`` (the resolved scope, or null) are added to yours.
+    """
+
+    cypher: str = Field(min_length=1, max_length=20_000)
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    timeout_seconds: float = Field(5.0, ge=0.1, le=60.0)
+    max_rows: int = Field(50, ge=1, le=1_000)
+
+
+class Turn(Value):
+    """An earlier turn of a conversation: the question and, optionally, its answer."""
+
+    question: str
+    answer: str | None = None
+
+
+class RetrievalOptions(Options):
+    """What to search and how much evidence to keep; every bound has a default and a maximum."""
+
+    routes: frozenset[Route] = frozenset({Route.VECTOR, Route.FULL_TEXT})
+    candidates_per_route: int = Field(20, ge=1, le=256)
+    max_items: int = Field(8, ge=1, le=128)
+    max_utf8_bytes: int = Field(16_384, ge=64, le=65_536)
+    neighbour_chunks: int = Field(1, ge=0, le=4)
+    max_context_utf8_bytes: int = Field(16_384, ge=0, le=262_144)
+    max_question_chars: int = Field(4_000, ge=1, le=100_000)
+    expansion: CypherExpansion | None = None
+    scope: Scope | None = None
+    scope_exact_chunks: int = Field(10_000, ge=1, le=100_000)
+    history: tuple[Turn, ...] = ()
+
+    def with_cypher_expansion(self, cypher: str, parameters: dict[str, Any] | None = None) -> RetrievalOptions:
+        """A copy that runs ``cypher`` as a context expansion (validated)."""
+        expansion = CypherExpansion(cypher=cypher, parameters=dict(parameters or {}))
+        return self.model_copy(update={"expansion": expansion})
+
+    def with_scope(self, scope: Scope | None) -> RetrievalOptions:
+        return self.model_copy(update={"scope": scope})
+
+    def with_history(self, history: tuple[Turn, ...] | list[Turn]) -> RetrievalOptions:
+        return self.model_copy(update={"history": tuple(history)})
+
+
+class Retrievers:
+    """neo4j-graphrag's retriever names as presets; hybrid fuses ranks, not normalised scores."""
+
+    @staticmethod
+    def vector() -> RetrievalOptions:
+        return RetrievalOptions(routes=frozenset({Route.VECTOR}))
+
+    @staticmethod
+    def hybrid() -> RetrievalOptions:
+        return RetrievalOptions(routes=frozenset({Route.VECTOR, Route.FULL_TEXT}))
+
+    @staticmethod
+    def vector_cypher(cypher: str, parameters: dict[str, Any] | None = None) -> RetrievalOptions:
+        return Retrievers.vector().with_cypher_expansion(cypher, parameters)
+
+    @staticmethod
+    def hybrid_cypher(cypher: str, parameters: dict[str, Any] | None = None) -> RetrievalOptions:
+        return Retrievers.hybrid().with_cypher_expansion(cypher, parameters)
