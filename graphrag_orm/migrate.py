@@ -523,8 +523,8 @@ class Migrator:
         statements = 0
         waited = 0.0
         for item in self.chain.revisions[position + 1 : end + 1]:
-            head = (await self.journal() or [None])[-1]
-            head_id = head.revision if head else None
+            journal = await self.journal()
+            head_id = journal[-1].revision if journal else None
             if item.down_revision != head_id:
                 raise MigrationError(
                     "predecessor-not-head",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from neomodel import AsyncStructuredNode
 from pydantic import Field
@@ -48,9 +48,7 @@ class UniqueConstraint(Value):
     def drop_cypher(self) -> str:
         return f"DROP CONSTRAINT {self.name} IF EXISTS"
 
-    @property
-    def is_constraint(self) -> bool:
-        return True
+    is_constraint: ClassVar[bool] = True
 
     def signature(self) -> tuple[Any, ...]:
         return ("UNIQUENESS", (self.label,), (self.property,))
@@ -71,9 +69,7 @@ class RangeIndex(Value):
     def drop_cypher(self) -> str:
         return f"DROP INDEX {self.name} IF EXISTS"
 
-    @property
-    def is_constraint(self) -> bool:
-        return False
+    is_constraint: ClassVar[bool] = False
 
     def signature(self) -> tuple[Any, ...]:
         return ("RANGE", (self.label,), self.properties)
@@ -99,9 +95,7 @@ class VectorIndex(Value):
     def drop_cypher(self) -> str:
         return f"DROP INDEX {self.name} IF EXISTS"
 
-    @property
-    def is_constraint(self) -> bool:
-        return False
+    is_constraint: ClassVar[bool] = False
 
     def signature(self) -> tuple[Any, ...]:
         return ("VECTOR", (self.label,), (self.property,))
@@ -132,9 +126,7 @@ class FullTextIndex(Value):
     def drop_cypher(self) -> str:
         return f"DROP INDEX {self.name} IF EXISTS"
 
-    @property
-    def is_constraint(self) -> bool:
-        return False
+    is_constraint: ClassVar[bool] = False
 
     def signature(self) -> tuple[Any, ...]:
         return ("FULLTEXT", tuple(sorted(self.labels)), tuple(self.properties))

@@ -15,7 +15,7 @@ from neomodel import adb
 from graphrag_orm.connection import ConnectionSettings
 from graphrag_orm.localdb import LocalDbSettings, start
 
-TEST_PORT = 7688
+TEST_PORT = int(os.environ.get("GRAPHRAG_TEST_NEO4J_PORT", "7688"))
 MARKER_LABEL = "GraphRagTestDatabase"
 
 
@@ -23,7 +23,9 @@ def suite_connection_settings() -> ConnectionSettings:
     """The suite's connection: NEO4J_URI when set, else the local test server (started if needed)."""
     if os.environ.get("NEO4J_URI"):
         return ConnectionSettings.from_env()
-    settings = LocalDbSettings.from_env(home_name="home-test", port=TEST_PORT)
+    # Another port gets its own home, so parallel suites never share a database.
+    home = "home-test" if TEST_PORT == 7688 else f"home-test-{TEST_PORT}"
+    settings = LocalDbSettings.from_env(home_name=home, port=TEST_PORT)
     start(settings)
     os.environ["NEO4J_URI"] = settings.uri
     os.environ.setdefault("NEO4J_PASSWORD", settings.password)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neo4j.exceptions import Neo4jError
+from neo4j.graph import Node, Relationship
 from neomodel import adb
 
 from graphrag_orm.codes import LimitName
@@ -125,7 +126,7 @@ class Retriever:
         limits: list[Limit] = list(scope.limits) if scope else []
         provenance = await self._provenance(options)
         if scope is not None and scope.empty:
-            trace = ScopeTrace(
+            empty_trace = ScopeTrace(
                 kind=scope.kind,
                 documents=len(scope.ranges),
                 chunks=scope.chunks,
@@ -134,7 +135,7 @@ class Retriever:
                 ),
             )
             return Evidence(
-                question=question, items=(), limits_reached=tuple(limits), provenance=provenance, scope=trace
+                question=question, items=(), limits_reached=tuple(limits), provenance=provenance, scope=empty_trace
             )
         total_chunks = await self._total_chunks() if scope is not None else 0
         tasks: dict[Route, asyncio.Task[tuple[list[Candidate], ScopeRoute | None, Limit | None]]] = {}
@@ -182,7 +183,7 @@ class Retriever:
             limits.append(Limit(name=LimitName.MAX_ITEMS, value=options.max_items))
         context, context_limits = await self._context(budget.items, options, scope)
         limits.extend(context_limits)
-        trace = None
+        trace: ScopeTrace | None = None
         if scope is not None:
             trace = ScopeTrace(
                 kind=scope.kind, documents=len(scope.ranges), chunks=scope.chunks, routes=tuple(scope_routes)
@@ -459,8 +460,9 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value[:1000]]
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
-    if hasattr(value, "items") and hasattr(value, "labels"):  # a node
-        return {k: _plain(v) for k, v in dict(value.items()).items() if not (isinstance(v, list) and len(v) > 32)}
+    if isinstance(value, Node | Relationship):
+        properties: dict[str, Any] = dict(value)
+        return {k: _plain(v) for k, v in properties.items() if not (isinstance(v, list) and len(v) > 32)}
     if isinstance(value, str) and len(value) > 10_000:
         return value[:10_000]
     return value
