@@ -23,9 +23,10 @@ the stored text are forgiven (see :class:`CitationRules` for the exact character
 - **At most two elisions**, ``...`` or ``…``, which split the quote into up to three
   fragments. Each fragment must be non-empty once trimmed, and each is found after
   the last character of the one before it (no overlap; nothing need lie between).
-  A quote with three or more elisions is not located, nor one that starts or ends
-  with an elision (its first or last fragment is empty). Elisions are read left to
-  right, without overlap, after emphasis marks are skipped.
+  A quote with three or more elisions is not located. An elision at the very start
+  or end of the quote (``...and then``) marks text left out there and counts toward
+  the two; an empty fragment between two elisions is refused. Elisions are read left
+  to right, without overlap, after emphasis marks are skipped.
 
 Nothing else is ever forgiven: no case folding, no Unicode normalisation (a
 composed ``é`` never matches ``e`` plus a combining accent), no fuzzy matching, no
@@ -196,10 +197,14 @@ def _plan(quote: str) -> _Plan:
     elisions = len(fragments) - 1
     if elisions > CitationRules.MAX_ELISIONS:
         return _Plan((), f"too many elisions ({elisions}, at most {CitationRules.MAX_ELISIONS})")
-    for index, fragment in enumerate(fragments):
+    # A leading or trailing elision only says text was left out at that end.
+    start = 1 if not fragments[0] else 0
+    end = len(fragments) - 1 if not fragments[-1] else len(fragments)
+    inner = fragments[start:end]
+    for index, fragment in enumerate(inner):
         if not fragment:
-            return _Plan((), f"fragment {index + 1} is empty")
-    return _Plan(fragments)
+            return _Plan((), f"fragment {start + index + 1} is empty")
+    return _Plan(inner)
 
 
 # --- the text --------------------------------------------------------------------

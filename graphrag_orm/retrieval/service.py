@@ -415,7 +415,7 @@ class Retriever:
                         if len(out) == expansion.max_rows:
                             limit = Limit(name=LimitName.EXPANSION_ROWS, value=expansion.max_rows)
                             break
-                        row = {key: _plain(value) for key, value in record.items()}
+                        row = {key: _plain(record[key]) for key in record.keys()}  # noqa: SIM118
                         chunk_id = row.get("chunkId") if isinstance(row.get("chunkId"), str) else None
                         out.append(
                             ContextItem(

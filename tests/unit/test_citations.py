@@ -241,12 +241,19 @@ def test_a_later_fragment_is_searched_after_the_earlier_one() -> None:
     assert found(item("end start middle end"), "start ... end").quote == "start middle end"
 
 
-def test_an_empty_fragment_is_refused() -> None:
+def test_an_empty_fragment_between_elisions_is_refused() -> None:
     evidence = item(TEXT)
-    assert locate(evidence, "Alice was ...") is None
-    assert explain_not_found(evidence, "Alice was ...") == "fragment 2 is empty"
-    assert explain_not_found(evidence, "… the bank") == "fragment 1 is empty"
+    assert locate(evidence, "Alice ... ... bank") is None
     assert explain_not_found(evidence, "Alice ... ... bank") == "fragment 2 is empty"
+
+
+def test_a_leading_or_trailing_elision_marks_text_left_out_and_counts() -> None:
+    evidence = item(TEXT)
+    assert found(evidence, "Alice was ...").quote == "Alice was"
+    assert found(evidence, "… the bank").quote == "the bank"
+    # Edge elisions count toward the two: three in all is refused.
+    assert locate(evidence, "... Alice ... bank ...") is None
+    assert locate(evidence, "... Alice ... was ... bank") is None
 
 
 def test_an_ellipsis_in_the_text_is_matched_by_an_elision() -> None:

@@ -79,7 +79,14 @@ def reference_fragments(quote: str) -> list[str]:
 
 def reference_locates(text: str, quote: str) -> bool:
     fragments = reference_fragments(quote)
-    if len(fragments) > 3 or not all(fragments):
+    if len(fragments) > 3 or not any(fragments):
+        return False
+    # An elision at the very start or end only marks text left out there.
+    if not fragments[0]:
+        fragments = fragments[1:]
+    if fragments and not fragments[-1]:
+        fragments = fragments[:-1]
+    if not fragments or not all(fragments):
         return False
     haystack = reference_normal(text)
     position = 0
