@@ -18,7 +18,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable
 from typing import TypeVar
 
-from neo4j.exceptions import Neo4jError
+from neo4j.exceptions import DriverError, Neo4jError
 from neomodel import adb
 from neomodel.exceptions import ConstraintValidationFailed, UniqueProperty
 
@@ -93,7 +93,7 @@ class Leases:
             yield keeper
         finally:
             await keeper.stop()
-            with contextlib.suppress(Neo4jError, OSError, asyncio.TimeoutError):
+            with contextlib.suppress(Neo4jError, DriverError, OSError, asyncio.TimeoutError):
                 # Shielded so a cancelled run still releases what it holds; a lease that
                 # cannot be released expires and is taken over by the next run.
                 await asyncio.shield(self.release(key, run_id))
@@ -130,7 +130,7 @@ class LeaseKeeper:
                 if not await self._leases.renew(self._key, self._run_id):
                     self._lost.set()
                     return
-            except (Neo4jError, OSError) as error:
+            except (Neo4jError, DriverError, OSError) as error:
                 # Tried again at the next beat; the write renews inside its transaction anyway.
                 _log.info("lease renewal failed (%s); trying again at the next beat", type(error).__name__)
 

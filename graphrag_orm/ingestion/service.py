@@ -12,16 +12,17 @@ with an exception.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from neo4j.exceptions import Neo4jError, TransientError
+from neo4j.exceptions import DriverError, Neo4jError, TransientError
 from neomodel import adb
 
 from graphrag_orm.chunking import Chunker, ChunkPlan
@@ -103,8 +104,13 @@ class IngestionService:
 
     # ----------------------------------------------------------------- ingest
 
-    async def ingest(self, sources: Iterable[Source]) -> IngestionReceipt:
-        """Ingest ``sources`` (at most ``max_documents``; more is reported in ``limits_reached``)."""
+    async def ingest(
+        self, sources: Iterable[Source], *, progress: Callable[[DocumentOutcome], None] | None = None
+    ) -> IngestionReceipt:
+        """Ingest ``sources`` (at most ``max_documents``; more is reported in ``limits_reached``).
+
+        ``progress``, when given, is called with each document's outcome as it is known.
+        """
         chosen, limits = self._bounded(sources)
         run_id = f"run-{uuid.uuid4().hex}"
         began = time.monotonic()
@@ -114,7 +120,7 @@ class IngestionService:
         with span(SpanName.INGEST, run_id=run_id, documents=len(chosen)) as traced:
             await self._start_run(run_id)
             try:
-                outcomes = await self._ingest_all(chosen, run_id, counters)
+                outcomes = await self._ingest_all(chosen, run_id, counters, progress)
                 status = RunStatus.COMPLETED
             finally:
                 await self._finish_run(run_id, status, outcomes)
@@ -143,13 +149,22 @@ class IngestionService:
             chosen.append(source)
         return chosen, []
 
-    async def _ingest_all(self, sources: list[Source], run_id: str, counters: _RunCounters) -> list[DocumentOutcome]:
+    async def _ingest_all(
+        self,
+        sources: list[Source],
+        run_id: str,
+        counters: _RunCounters,
+        progress: Callable[[DocumentOutcome], None] | None,
+    ) -> list[DocumentOutcome]:
         documents = asyncio.Semaphore(self.options.documents_in_flight)
         lanes = asyncio.Semaphore(self.options.lanes)
 
         async def one(source: Source) -> DocumentOutcome:
             async with documents:
-                return await self._ingest_document(source, run_id, lanes, counters)
+                outcome = await self._ingest_document(source, run_id, lanes, counters)
+            if progress is not None:
+                progress(outcome)
+            return outcome
 
         tasks = [asyncio.create_task(one(source)) for source in sources]
         try:
@@ -183,10 +198,9 @@ class IngestionService:
                 return DocumentOutcome(
                     document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.FAILED, error_code=code
                 )
-            except (Neo4jError, OSError, RuntimeError, ValueError) as error:
+            except (Neo4jError, DriverError, OSError, RuntimeError, ValueError):
                 # The database went away or refused the write; the transaction rolled back.
                 traced.fail(DocumentErrorCode.WRITE_FAILED.value)
-                del error
                 return DocumentOutcome(
                     document_id=document_id,
                     source_uri=source.source_uri,
@@ -293,12 +307,10 @@ class IngestionService:
         statement = (
             f"MATCH (r:{runs.label} {{{runs.key}: $id}}) SET r += $counts, r.{runs.stored('completed_at')} = datetime()"
         )
-        try:
+        # If the database is gone the receipt still reports every outcome; the run node
+        # stays Running, which the health report and the next run can see.
+        with contextlib.suppress(Neo4jError, DriverError, OSError, RuntimeError):
             await asyncio.shield(adb.cypher_query(statement, {"id": run_id, "counts": counts}))
-        except (Neo4jError, OSError, RuntimeError):
-            # The database is gone (the receipt still reports every outcome); the run
-            # node stays Running, which the health report and the next run can see.
-            pass
 
     # ---------------------------------------------------------------- preview
 

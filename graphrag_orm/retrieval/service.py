@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from neo4j.exceptions import Neo4jError
+from neo4j.exceptions import DriverError, Neo4jError
 from neo4j.graph import Node, Relationship
 from neomodel import adb
 
@@ -152,7 +152,7 @@ class Retriever:
             for task in tasks.values():
                 task.cancel()
             await asyncio.gather(*tasks.values(), return_exceptions=True)
-            if isinstance(error, Neo4jError | OSError):
+            if isinstance(error, Neo4jError | DriverError | OSError):
                 raise RetrievalFailed("retrieval-failed", f"a route failed: {type(error).__name__}") from error
             raise
         lists: dict[Route, list[Candidate]] = {}

@@ -1,0 +1,18 @@
+"""All settings in one value: chunking, ingestion, retrieval, retries (and extraction when enabled)."""
+
+from __future__ import annotations
+
+from graphrag_orm.chunking import ChunkerOptions
+from graphrag_orm.ingestion.options import IngestionOptions
+from graphrag_orm.retrieval.options import RetrievalOptions
+from graphrag_orm.retry import RetryOptions
+from graphrag_orm.values import Options
+
+
+class GraphRagOptions(Options):
+    """The facade's settings; each part keeps its own bounds."""
+
+    chunking: ChunkerOptions = ChunkerOptions()
+    ingestion: IngestionOptions = IngestionOptions()
+    retrieval: RetrievalOptions = RetrievalOptions()
+    retry: RetryOptions = RetryOptions()
