@@ -1,0 +1,365 @@
+"""Recordings of real model calls: record once, replay at zero calls.
+
+A recording is one JSON file of entries keyed by a hash of the request (field
+``request``). A chat entry keeps the reply text, finish reason, usage, model
+name and date; an embedding entry keeps the vectors (float32 values, exact) and
+the token count. Neither keeps an endpoint, a key, or request text beyond an
+80-character ``hint`` for the person reading the file. An entry containing the
+value of a secret-looking environment variable is refused before it is stored.
+
+Known limit: a replay needs the request to be byte-identical; a changed prompt,
+schema or chunking needs a new recording.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+import threading
+from array import array
+from collections.abc import AsyncGenerator, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from graphrag_orm.chat.base import ChatChunk, ChatClient, ChatReply, ChatRequest, ChatUsage
+from graphrag_orm.chat.scripted import STREAM_PIECE
+from graphrag_orm.embeddings.base import Embedder, EmbeddingVectors
+from graphrag_orm.errors import ConfigurationError, GraphRagError
+
+__all__ = [
+    "HINT_LENGTH",
+    "Recorder",
+    "RecordingChat",
+    "RecordingEmbedder",
+    "RecordingMissing",
+    "RecordingRefused",
+    "embedding_request_hash",
+]
+
+RecorderMode = Literal["record", "replay"]
+
+FORMAT = "graphrag-orm-recording"
+VERSION = 1
+HINT_LENGTH = 80
+"""The most request text an entry keeps: the start of the last user message or the first text."""
+
+SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+MIN_SECRET_LENGTH = 8
+"""Shorter values (``1``, ``true``) would match everywhere and protect nothing."""
+
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+class RecordingMissing(GraphRagError):
+    """Replay met a request the recording has no entry for (``recording-missing``)."""
+
+
+class RecordingRefused(GraphRagError):
+    """An entry held the value of a secret environment variable and was not stored
+    (``secret-in-recording``). The message names the variable, never its value."""
+
+
+def embedding_request_hash(texts: Sequence[str], dimensions: int) -> str:
+    """SHA-256 (hex) of the canonical JSON of the texts and the dimensions."""
+    canonical = json.dumps(
+        {"kind": "embedding", "texts": list(texts), "dimensions": dimensions},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def _hint(text: str) -> str:
+    return " ".join(text.split())[:HINT_LENGTH]
+
+
+def _chat_hint(request: ChatRequest) -> str:
+    users = [m.content for m in request.messages if m.role == "user"]
+    return _hint(users[-1] if users else request.messages[-1].content)
+
+
+def _float32(vector: Sequence[float]) -> list[float]:
+    """The vector rounded to float32, so record and replay return the same numbers.
+
+    A finite coordinate beyond float32 range keeps its value (rounding would make
+    it infinite), and NaN or infinity is written as Python's JSON writes it, so a
+    replay is refused for the same reason as the original call.
+    """
+    values = [float(x) for x in vector]
+    rounded = array("f", values).tolist()
+    if math.isfinite(math.hypot(*rounded)):
+        return rounded
+    return [r if math.isfinite(r) or not math.isfinite(v) else v for r, v in zip(rounded, values, strict=True)]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _check_secrets(entry: dict[str, Any]) -> None:
+    """Refuse an entry holding a secret-looking variable's value (numbers are not searched)."""
+    secrets = [
+        (name, value)
+        for name, value in os.environ.items()
+        if len(value) >= MIN_SECRET_LENGTH and any(part in name.upper() for part in SECRET_NAME_PARTS)
+    ]
+    if not secrets:
+        return
+    for text in _strings(entry):
+        for name, value in secrets:
+            if value in text:
+                raise RecordingRefused(
+                    "secret-in-recording",
+                    f"refused to record request {entry.get('request')}: it contains the value of ${name}",
+                )
+
+
+class Recorder:
+    """Records model calls into ``path`` (``mode="record"``) or replays them (``mode="replay"``).
+
+    Wrap clients with :meth:`chat` and :meth:`embedder`. Record mode calls the
+    inner client only for requests with no entry yet, and saves the file after
+    each new entry, atomically (a temporary file, then ``os.replace``), so an
+    interrupted run keeps what it paid for. Replay mode never calls a model:
+    the inner client may be ``None``, and a request with no entry raises
+    :class:`RecordingMissing`. An entry holding the value of an environment
+    variable whose name contains KEY, TOKEN, SECRET or PASSWORD (values of 8
+    characters or more) raises :class:`RecordingRefused` and is not stored.
+    :attr:`model_calls` counts the calls that reached an inner client.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], mode: RecorderMode) -> None:
+        if mode not in ("record", "replay"):
+            raise ConfigurationError("invalid-option", f"Recorder: mode must be record or replay, got {mode!r}")
+        self.path = Path(path)
+        self.mode: RecorderMode = mode
+        self.model_calls = 0
+        self._lock = threading.Lock()
+        self._entries: dict[str, dict[str, Any]] = self._load()
+        # Each entry's JSON line, kept so a save re-serialises only the new entry.
+        self._lines: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"Recorder({str(self.path)!r}, mode={self.mode!r}, entries={len(self._entries)})"
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if not self.path.exists():
+            return {}
+        try:
+            document = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ConfigurationError(
+                "invalid-option", f"Recorder: {self.path} is not a readable recording ({type(error).__name__})"
+            ) from None
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            raise ConfigurationError("invalid-option", f"Recorder: {self.path} is not a {FORMAT} file")
+        if document.get("version") != VERSION:
+            raise ConfigurationError(
+                "invalid-option", f"Recorder: {self.path} has version {document.get('version')}, not {VERSION}"
+            )
+        entries = document.get("entries")
+        if not isinstance(entries, list) or not all(
+            isinstance(entry, dict) and isinstance(entry.get("request"), str) for entry in entries
+        ):
+            raise ConfigurationError("invalid-option", f"Recorder: {self.path} has malformed entries")
+        return {entry["request"]: entry for entry in entries}
+
+    def chat(self, inner: ChatClient | None) -> RecordingChat:
+        """A chat client answering from the recording; ``inner`` is called only to record."""
+        if inner is None and self.mode == "record":
+            raise ConfigurationError("invalid-option", "Recorder: record mode needs a chat client to record")
+        return RecordingChat(self, inner)
+
+    def embedder(self, inner: Embedder | None, dimensions: int) -> RecordingEmbedder:
+        """An embedder answering from the recording; ``dimensions`` is part of each request's hash."""
+        if inner is None and self.mode == "record":
+            raise ConfigurationError("invalid-option", "Recorder: record mode needs an embedder to record")
+        return RecordingEmbedder(self, inner, dimensions)
+
+    def lookup(self, request: str, kind: str) -> dict[str, Any] | None:
+        """The entry for a request hash, or ``None``; replay raises :class:`RecordingMissing` instead."""
+        entry = self._entries.get(request)
+        if entry is not None and entry.get("kind") == kind:
+            return entry
+        if self.mode == "replay":
+            raise RecordingMissing(
+                "recording-missing", f"no recorded {kind} reply for request {request} in {self.path}"
+            )
+        return None
+
+    def store(self, entry: dict[str, Any]) -> None:
+        """Check ``entry`` for secrets, keep it, and save the file atomically."""
+        _check_secrets(entry)
+        with self._lock:
+            self._entries[entry["request"]] = entry
+            self._lines.pop(entry["request"], None)
+            self.save()
+
+    def save(self) -> None:
+        """Write every entry, one per line sorted by request hash, through a temporary file."""
+        lines = []
+        for request in sorted(self._entries):
+            line = self._lines.get(request)
+            if line is None:
+                line = json.dumps(self._entries[request], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+                self._lines[request] = line
+            lines.append(line)
+        header = json.dumps({"format": FORMAT, "version": VERSION})[:-1]
+        text = header + ',"entries":[\n' + ",\n".join(lines) + "\n]}\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+    @staticmethod
+    def today() -> str:
+        """The recording date of new entries (UTC, ``YYYY-MM-DD``)."""
+        return datetime.now(UTC).date().isoformat()
+
+
+def _reply_of(entry: dict[str, Any]) -> ChatReply:
+    usage = entry.get("usage")
+    return ChatReply(
+        text=entry["text"],
+        usage=ChatUsage.model_validate(usage) if usage is not None else None,
+        finish_reason=entry.get("finishReason"),
+        model=entry.get("model"),
+    )
+
+
+class RecordingChat:
+    """A :class:`~graphrag_orm.chat.base.ChatClient` backed by a :class:`Recorder`."""
+
+    def __init__(self, recorder: Recorder, inner: ChatClient | None) -> None:
+        self.recorder = recorder
+        self.inner = inner
+
+    def _inner(self) -> ChatClient:
+        if self.inner is None:  # only replay mode has no inner client, and it never gets here
+            raise RecordingMissing("recording-missing", "no chat client to record with")
+        return self.inner
+
+    def _store(self, request: ChatRequest, key: str, reply: ChatReply) -> None:
+        self.recorder.store(
+            {
+                "request": key,
+                "kind": "chat",
+                "hint": _chat_hint(request),
+                "text": reply.text,
+                "finishReason": reply.finish_reason,
+                "usage": reply.usage.model_dump(by_alias=True) if reply.usage is not None else None,
+                "model": reply.model,
+                "date": Recorder.today(),
+            }
+        )
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        """The recorded reply; in record mode the inner client's reply, recorded first."""
+        key = request.fingerprint()
+        entry = self.recorder.lookup(key, "chat")
+        if entry is not None:
+            return _reply_of(entry)
+        inner = self._inner()
+        self.recorder.model_calls += 1
+        reply = await inner.complete(request)
+        self._store(request, key, reply)
+        return reply
+
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+        """The recorded reply in pieces; in record mode the inner stream, recorded when complete.
+
+        A stream closed before its end records nothing.
+        """
+        key = request.fingerprint()
+        entry = self.recorder.lookup(key, "chat")
+        if entry is not None:
+            reply = _reply_of(entry)
+            for start in range(0, len(reply.text), STREAM_PIECE):
+                yield ChatChunk(delta=reply.text[start : start + STREAM_PIECE])
+            yield ChatChunk(reply=reply)
+            return
+        inner = self._inner()
+        self.recorder.model_calls += 1
+        parts: list[str] = []
+        final: ChatReply | None = None
+        chunks = inner.stream(request)
+        try:
+            async for chunk in chunks:
+                if chunk.reply is not None:
+                    final = chunk.reply
+                    break
+                parts.append(chunk.delta)
+                yield chunk
+        finally:
+            # Closing this stream closes the inner one, which ends its HTTP call.
+            close = getattr(chunks, "aclose", None)
+            if close is not None:
+                await close()
+        if final is None:
+            final = ChatReply(text="".join(parts))
+        self._store(request, key, final)
+        yield ChatChunk(reply=final)
+
+
+class RecordingEmbedder:
+    """An :class:`~graphrag_orm.embeddings.base.Embedder` backed by a :class:`Recorder`.
+
+    Vectors are float32 values in record and replay alike, so both return the
+    same numbers.
+    """
+
+    def __init__(self, recorder: Recorder, inner: Embedder | None, dimensions: int) -> None:
+        self.recorder = recorder
+        self.inner = inner
+        self.dimensions = dimensions
+        model = getattr(inner, "model", None)
+        self.model = model if isinstance(model, str) else None
+
+    async def embed(self, texts: Sequence[str]) -> EmbeddingVectors:
+        """The recorded vectors and token count; in record mode the inner embedder's, recorded first."""
+        key = embedding_request_hash(texts, self.dimensions)
+        entry = self.recorder.lookup(key, "embedding")
+        if entry is not None:
+            return EmbeddingVectors(entry["vectors"], input_tokens=entry.get("inputTokens"))
+        if self.inner is None:  # only replay mode has no inner embedder, and it never gets here
+            raise RecordingMissing("recording-missing", "no embedder to record with")
+        self.recorder.model_calls += 1
+        result = await self.inner.embed(texts)
+        vectors = [_float32(vector) for vector in result]
+        tokens = getattr(result, "input_tokens", None)
+        self.recorder.store(
+            {
+                "request": key,
+                "kind": "embedding",
+                "hint": _hint(texts[0]) if texts else "",
+                "dimensions": self.dimensions,
+                "vectors": vectors,
+                "inputTokens": tokens if isinstance(tokens, int) else None,
+                "model": self.model,
+                "date": Recorder.today(),
+            }
+        )
+        return EmbeddingVectors(vectors, input_tokens=tokens if isinstance(tokens, int) else None)

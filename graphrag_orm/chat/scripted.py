@@ -1,0 +1,68 @@
+"""A chat client that answers from a script: for tests and offline examples, never a model."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Mapping
+
+from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest
+from graphrag_orm.errors import GraphRagError
+
+__all__ = ["STREAM_PIECE", "ScriptMissing", "ScriptedChat"]
+
+STREAM_PIECE = 7
+"""Characters per streamed delta: small, so code reading streams meets split words and JSON."""
+
+
+class ScriptMissing(GraphRagError):
+    """A scripted chat was asked something its script has no reply for (``no-scripted-reply``)."""
+
+
+class ScriptedChat:
+    """Replies with ``responder(request)``; every request is kept in :attr:`calls`, in order.
+
+    A stand-in, not a model: replies report no usage, ``finish_reason`` ``"stop"``
+    and model ``"scripted"``. :meth:`stream` yields the same reply in pieces of
+    seven characters, then a last chunk with the whole reply. An exception the
+    responder raises reaches the caller unchanged.
+    """
+
+    is_stand_in = True
+    label = "ScriptedChat: scripted replies, not a model"
+    model = "scripted"
+
+    def __init__(self, responder: Callable[[ChatRequest], str]) -> None:
+        self._responder = responder
+        self.calls: list[ChatRequest] = []
+
+    @classmethod
+    def from_replies(cls, mapping: Mapping[str, str], default: str | None = None) -> ScriptedChat:
+        """Replies keyed by :meth:`ChatRequest.fingerprint`; ``default`` for any other request.
+
+        A request with no reply and no default raises :class:`ScriptMissing`
+        (``no-scripted-reply``) naming its fingerprint, so a test can add it.
+        """
+        replies = dict(mapping)
+
+        def respond(request: ChatRequest) -> str:
+            fingerprint = request.fingerprint()
+            reply = replies.get(fingerprint, default)
+            if reply is None:
+                raise ScriptMissing("no-scripted-reply", f"no scripted reply for request {fingerprint}")
+            return reply
+
+        return cls(respond)
+
+    def _reply(self, request: ChatRequest) -> ChatReply:
+        self.calls.append(request)
+        return ChatReply(text=self._responder(request), usage=None, finish_reason="stop", model=self.model)
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        """The scripted reply to ``request``."""
+        return self._reply(request)
+
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+        """The scripted reply in pieces of :data:`STREAM_PIECE` characters, then the whole reply."""
+        reply = self._reply(request)
+        for start in range(0, len(reply.text), STREAM_PIECE):
+            yield ChatChunk(delta=reply.text[start : start + STREAM_PIECE])
+        yield ChatChunk(reply=reply)

@@ -1,0 +1,85 @@
+"""Checks every vector against its embedding set before anything is written.
+
+A vector must have exactly the set's dimensions, finite coordinates within
+float32 range (Neo4j stores vectors as float32) and at least one non-zero
+coordinate, whatever the similarity: a zero vector has no direction, so cosine
+similarity is undefined for it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from graphrag_orm.codes import DocumentErrorCode
+from graphrag_orm.embeddings.sets import EmbeddingSet
+from graphrag_orm.errors import GraphRagError
+
+__all__ = ["FLOAT32_MAX", "EmbeddingRejected", "validate_vectors"]
+
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest finite float32; a coordinate beyond it cannot be stored."""
+
+
+class EmbeddingRejected(GraphRagError):
+    """An embedder's output was refused before the write.
+
+    Codes: ``embedding-count`` (not one vector per text), ``embedding-dimensions``
+    (a vector of the wrong length) and ``invalid-embedding`` (a coordinate that is
+    not a finite number within float32 range, or an all-zero vector). Messages
+    name the vector's position, never the text it came from.
+    """
+
+
+def _reject(code: DocumentErrorCode, message: str) -> EmbeddingRejected:
+    return EmbeddingRejected(code.value, message)
+
+
+def validate_vectors(
+    vectors: Sequence[Sequence[float]], expected_count: int, embedding_set: EmbeddingSet
+) -> list[list[float]]:
+    """The vectors as lists of floats, checked; L2-normalised when ``embedding_set.normalize``.
+
+    Raises :class:`EmbeddingRejected` for the first violation found; nothing is
+    returned in part. The input is never modified.
+    """
+    if len(vectors) != expected_count:
+        raise _reject(
+            DocumentErrorCode.EMBEDDING_COUNT,
+            f"expected {expected_count} vectors, got {len(vectors)}",
+        )
+    dimensions = embedding_set.dimensions
+    checked: list[list[float]] = []
+    for position, vector in enumerate(vectors):
+        if len(vector) != dimensions:
+            raise _reject(
+                DocumentErrorCode.EMBEDDING_DIMENSIONS,
+                f"vector {position} has {len(vector)} dimensions; the embedding set "
+                f"{embedding_set.id} needs {dimensions}",
+            )
+        try:
+            # C-level loops (hypot, float, min, max) keep 20,000 x 1,536 coordinates fast;
+            # hypot also refuses non-numbers (strings) that float() would parse.
+            norm = math.hypot(*vector)
+            coordinates = list(map(float, vector))
+        except (TypeError, ValueError, OverflowError):
+            raise _reject(
+                DocumentErrorCode.INVALID_EMBEDDING,
+                f"vector {position} has a coordinate that is not a number",
+            ) from None
+        if not math.isfinite(norm):
+            if any(math.isnan(x) for x in coordinates):
+                raise _reject(DocumentErrorCode.INVALID_EMBEDDING, f"vector {position} has NaN")
+            if any(math.isinf(x) for x in coordinates):
+                raise _reject(DocumentErrorCode.INVALID_EMBEDDING, f"vector {position} has an infinite coordinate")
+        if max(coordinates) > FLOAT32_MAX or min(coordinates) < -FLOAT32_MAX:
+            raise _reject(
+                DocumentErrorCode.INVALID_EMBEDDING,
+                f"vector {position} has a coordinate outside float32 range",
+            )
+        if norm == 0.0:
+            raise _reject(DocumentErrorCode.INVALID_EMBEDDING, f"vector {position} is all zeros")
+        if embedding_set.normalize:
+            coordinates = list(map(norm.__rtruediv__, coordinates))
+        checked.append(coordinates)
+    return checked

@@ -1,0 +1,207 @@
+"""Recordings: record real calls over loopback HTTP once, replay them at zero calls."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from array import array
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from graphrag_orm.chat import (
+    ChatMessage,
+    ChatRequest,
+    OpenAIChat,
+    Recorder,
+    RecordingMissing,
+    RecordingRefused,
+    ScriptedChat,
+)
+from graphrag_orm.embeddings import OpenAIEmbedder
+from graphrag_orm.errors import ConfigurationError
+from tests.support.openai_server import OpenAIServer
+
+API_KEY = "test-key-never-recorded"
+LONG_QUESTION = "Which supplier makes the part that bulletin 7 covers, and since when? " * 3
+
+
+def ask(text: str = LONG_QUESTION) -> ChatRequest:
+    return ChatRequest(
+        messages=(ChatMessage(role="system", content="Answer."), ChatMessage(role="user", content=text)),
+        response_schema={"type": "object"},
+    )
+
+
+def entries(path: Path) -> list[dict[str, object]]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["format"] == "graphrag-orm-recording"
+    result: list[dict[str, object]] = document["entries"]
+    return result
+
+
+async def test_a_chat_call_is_recorded_then_replayed_at_zero_calls(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    path = tmp_path / "recording.json"
+    async with OpenAIChat("test-chat", base_url=openai_server.url, api_key=API_KEY) as real:
+        recorded = await Recorder(path, "record").chat(real).complete(ask())
+    assert len(openai_server.requests) == 1
+
+    replayed = await Recorder(path, "replay").chat(None).complete(ask())
+    assert replayed == recorded
+    assert len(openai_server.requests) == 1
+
+    (entry,) = entries(path)
+    assert entry["request"] == ask().fingerprint()
+    assert entry["kind"] == "chat"
+    assert entry["model"] == "test-chat"
+    assert entry["finishReason"] == "stop"
+    assert entry["usage"] == {"inputTokens": 11, "outputTokens": 7, "reasoningTokens": 3}
+    assert isinstance(entry["date"], str) and len(entry["date"]) == 10
+    assert isinstance(entry["hint"], str) and len(entry["hint"]) == 80 and LONG_QUESTION.startswith(entry["hint"])
+    assert "key" not in entry
+    text = path.read_text(encoding="utf-8")
+    assert API_KEY not in text
+    assert "127.0.0.1" not in text
+    assert LONG_QUESTION not in text
+
+
+async def test_record_mode_calls_the_model_only_for_missing_entries(tmp_path: Path) -> None:
+    path = tmp_path / "recording.json"
+    model = ScriptedChat(lambda request: "reply to " + request.messages[-1].content)
+    first = Recorder(path, "record")
+    await first.chat(model).complete(ask("one"))
+    again = Recorder(path, "record")
+    chat = again.chat(model)
+    await chat.complete(ask("one"))
+    await chat.complete(ask("two"))
+    assert [call.messages[-1].content for call in model.calls] == ["one", "two"]
+    assert (first.model_calls, again.model_calls) == (1, 1)
+    assert len(entries(path)) == 2
+
+
+async def test_a_stream_is_recorded_and_replayed_in_pieces(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    path = tmp_path / "recording.json"
+    openai_server.chat_responder = lambda body: '{"answer": "recorded while streaming"}'
+    async with OpenAIChat("test-chat", base_url=openai_server.url, api_key=API_KEY) as real:
+        live = [chunk async for chunk in Recorder(path, "record").chat(real).stream(ask())]
+    replay = [chunk async for chunk in Recorder(path, "replay").chat(None).stream(ask())]
+    assert live[-1].reply is not None and replay[-1].reply is not None
+    assert replay[-1].reply == live[-1].reply
+    assert "".join(chunk.delta for chunk in replay) == '{"answer": "recorded while streaming"}'
+    assert len(replay) > 2
+    assert len(openai_server.requests) == 1
+
+
+async def test_a_stream_closed_early_records_nothing(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    path = tmp_path / "recording.json"
+    openai_server.chat_responder = lambda body: "word " * 200
+    openai_server.stream_delay = 0.01
+    async with (
+        OpenAIChat("test-chat", base_url=openai_server.url, api_key=API_KEY) as real,
+        contextlib.aclosing(Recorder(path, "record").chat(real).stream(ask())) as chunks,
+    ):
+        async for _chunk in chunks:
+            break
+    assert not path.exists()
+
+
+async def test_embeddings_are_recorded_as_exact_float32_and_replayed(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "recording.json"
+    openai_server.embed_function = lambda text, dimensions: [0.1 * (i + 1) for i in range(dimensions)]
+    openai_server.mangle_embeddings = None
+    texts = ["first chunk of text", "second chunk"]
+    async with OpenAIEmbedder("test-embedding", dimensions=4, base_url=openai_server.url, api_key=API_KEY) as real:
+        recorded = await Recorder(path, "record").embedder(real, 4).embed(texts)
+    replayed = await Recorder(path, "replay").embedder(None, 4).embed(texts)
+    expected = array("f", [0.1, 0.2, 0.3, 0.4]).tolist()
+    assert recorded == replayed == [expected, expected]
+    assert recorded.input_tokens == replayed.input_tokens == 6  # the server counts words
+    assert len(openai_server.requests) == 1
+    (entry,) = entries(path)
+    assert entry["kind"] == "embedding" and entry["dimensions"] == 4 and entry["model"] == "test-embedding"
+    with pytest.raises(RecordingMissing):
+        await Recorder(path, "replay").embedder(None, 8).embed(texts)
+
+
+class DoubleEmbedder:
+    """Returns float64 values that float32 cannot hold exactly."""
+
+    model = "doubles"
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[0.1, -1 / 3, 2.0] for _ in texts]
+
+
+async def test_recorded_vectors_are_rounded_to_float32_in_record_and_replay_alike(tmp_path: Path) -> None:
+    path = tmp_path / "recording.json"
+    recorded = await Recorder(path, "record").embedder(DoubleEmbedder(), 3).embed(["text"])
+    replayed = await Recorder(path, "replay").embedder(None, 3).embed(["text"])
+    assert recorded == replayed == [array("f", [0.1, -1 / 3, 2.0]).tolist()]
+    assert recorded.input_tokens is None
+
+
+async def test_replay_refuses_a_request_with_no_entry(tmp_path: Path) -> None:
+    with pytest.raises(RecordingMissing) as missing:
+        await Recorder(tmp_path / "absent.json", "replay").chat(None).complete(ask())
+    assert missing.value.code == "recording-missing"
+    assert ask().fingerprint() in str(missing.value)
+
+
+async def test_an_entry_holding_a_secret_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-live-0123456789abcdef"
+    monkeypatch.setenv("PROVIDER_API_KEY", secret)
+    path = tmp_path / "recording.json"
+    leaky = ScriptedChat(lambda request: f"my key is {secret}")
+    with pytest.raises(RecordingRefused) as refused:
+        await Recorder(path, "record").chat(leaky).complete(ask())
+    assert refused.value.code == "secret-in-recording"
+    assert "PROVIDER_API_KEY" in str(refused.value)
+    assert secret not in str(refused.value)
+    assert not path.exists()
+
+
+async def test_secrets_are_matched_by_variable_name_and_length(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("session_token", "tok-abcdefgh")
+    monkeypatch.setenv("SHORT_PASSWORD", "abc")  # under 8 characters: not a secret worth matching
+    monkeypatch.setenv("GREETING", "hello there friend")  # the name does not say secret
+    recorder = Recorder(tmp_path / "recording.json", "record")
+    harmless = ScriptedChat(lambda request: "abc: hello there friend")
+    await recorder.chat(harmless).complete(ask("harmless"))
+    with pytest.raises(RecordingRefused):
+        await recorder.chat(ScriptedChat(lambda request: "tok-abcdefgh")).complete(ask("leaky"))
+    with pytest.raises(RecordingRefused):  # the hint is request text, and is checked too
+        await recorder.chat(harmless).complete(ask("please use tok-abcdefgh"))
+    assert len(entries(tmp_path / "recording.json")) == 1
+
+
+async def test_saving_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "recording.json"
+    recorder = Recorder(path, "record")
+    chat = recorder.chat(ScriptedChat(lambda request: "reply"))
+    await chat.complete(ask("one"))
+    before = path.read_bytes()
+
+    def failing_replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        await chat.complete(ask("two"))
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in os.scandir(tmp_path)) == ["recording.json"]
+
+
+def test_recorder_settings_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError):
+        Recorder(tmp_path / "r.json", "live")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError):
+        Recorder(tmp_path / "r.json", "record").chat(None)
+    with pytest.raises(ConfigurationError):
+        Recorder(tmp_path / "r.json", "record").embedder(None, 8)
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigurationError):
+        Recorder(tmp_path / "broken.json", "replay")
