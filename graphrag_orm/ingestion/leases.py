@@ -55,6 +55,11 @@ class Leases:
             f"SET l.{expires} = datetime() + duration({{milliseconds: $ms}}) RETURN count(l)"
         )
         self._release = f"MATCH (l:{label} {{{key}: $key, {run}: $run}}) DELETE l"
+        # Lock, then read: a lease taken over meanwhile is no longer expired and stays.
+        self._sweep = (
+            f"UNWIND $keys AS key MATCH (l:{label} {{{key}: key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "
+            f"WITH l WHERE l.{expires} <= datetime() DELETE l RETURN count(l)"
+        )
 
     @property
     def _ms(self) -> int:
@@ -82,6 +87,13 @@ class Leases:
     async def release(self, key: str, run_id: str) -> None:
         """Delete the lease by key and run id (another run's lease is never touched)."""
         await adb.cypher_query(self._release, {"key": key, "run": run_id})
+
+    async def sweep_expired(self, keys: list[str]) -> int:
+        """Delete the expired leases of ``keys`` (left by a run that was killed); returns how many."""
+        if not keys:
+            return 0
+        rows, _ = await adb.cypher_query(self._sweep, {"keys": keys})
+        return int(rows[0][0]) if rows else 0
 
     @contextlib.asynccontextmanager
     async def held(self, key: str, run_id: str) -> AsyncIterator[LeaseKeeper]:

@@ -30,6 +30,7 @@ class DocumentOutcome(Value):
     status: DocumentStatus
     error_code: str | None = None
     chunks: int = 0
+    embedding_calls: int = 0
 
 
 class IngestionReceipt(Value):

@@ -122,6 +122,12 @@ class IngestionService:
             try:
                 outcomes = await self._ingest_all(chosen, run_id, counters, progress)
                 status = RunStatus.COMPLETED
+                # A killed run leaves leases on documents it committed; this run found them
+                # unchanged, so it clears those that expired.
+                with contextlib.suppress(Neo4jError, DriverError, OSError):
+                    await self.leases.sweep_expired(
+                        [o.document_id for o in outcomes if o.status == DocumentStatus.UNCHANGED]
+                    )
             finally:
                 await self._finish_run(run_id, status, outcomes)
                 traced.set("status", status.value)
@@ -219,6 +225,7 @@ class IngestionService:
             )
         plan = self.chunker.plan(loaded)
         texts = plan.texts(loaded.utf8)
+        calls_before = counters.embedding_calls
         vectors = await self._embed(texts, lanes, counters, run_id, document_id)
         prepared = PreparedDocument(
             source=source,
@@ -231,7 +238,13 @@ class IngestionService:
         with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
             chunks = await self._write(prepared, run_id)
         return DocumentOutcome(
-            document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.INGESTED, chunks=chunks
+            document_id=document_id,
+            source_uri=source.source_uri,
+            status=DocumentStatus.INGESTED,
+            chunks=chunks,
+            # Documents embed concurrently, so this counts calls made while this one was
+            # embedding; the receipt's total is exact.
+            embedding_calls=max(counters.embedding_calls - calls_before, 0),
         )
 
     async def _write(self, prepared: PreparedDocument, run_id: str) -> int:

@@ -1,0 +1,212 @@
+"""Reliability with real processes: concurrent workers, SIGKILL at random points, a server stopped mid-run.
+
+Each check reads the graph with independent queries: every document present is whole
+(its chunk count is what the chunker plans, every chunk has its vector and its edges),
+nothing is duplicated, and leases are released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import neo4j
+import pytest
+from neomodel import adb
+
+from graphrag_orm.chunking import Chunker
+from graphrag_orm.localdb import LocalDbSettings, start, stop
+from graphrag_orm.sources import Sources
+from tests.database import wipe_data
+from tests.integration.ingest_worker import BASE_URI, CHUNKER
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+
+WORDS = (
+    "caliper brake piston recall supplier frame wheel chain saddle gear spoke rim tyre valve pedal crank "
+    "bearing cable lever fork stem headset hub cassette derailleur shifter grip bell light rack fender"
+).split()
+
+
+def write_corpus(folder: Path, documents: int, seed: int = 7) -> dict[str, int]:
+    """``documents`` Markdown files; returns each document id's planned chunk count."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(documents):
+        sections = []
+        for section in range(rng.randint(1, 3)):
+            paragraphs = [
+                " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40))).capitalize() + "."
+                for _ in range(rng.randint(1, 4))
+            ]
+            sections.append(f"## Part {section + 1}\n\n" + "\n\n".join(paragraphs))
+        (folder / f"doc-{number:04d}.md").write_text(f"# Document {number}\n\n" + "\n\n".join(sections) + "\n")
+    return expected_chunks(folder)
+
+
+def expected_chunks(folder: Path) -> dict[str, int]:
+    chunker = Chunker(CHUNKER)
+    planned: dict[str, int] = {}
+    for source in Sources.folder(folder, base_uri=BASE_URI):
+        assert source.path is not None
+        from graphrag_orm.loaders import LoadedDocument
+
+        loaded = LoadedDocument(source_uri=source.source_uri, media_type="text/markdown", utf8=source.path.read_bytes())
+        planned[source.document_id] = len(chunker.plan(loaded).chunks)
+    return planned
+
+
+def worker(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.ingest_worker", str(folder), *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env or dict(os.environ),
+    )
+
+
+def receipt_of(process: subprocess.Popen[str], timeout: float = 240) -> dict[str, object]:
+    out, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, err[-3000:]
+    body: dict[str, object] = json.loads(out.strip().splitlines()[-1])
+    return body
+
+
+async def graph_state() -> dict[str, object]:
+    """Independent reads of what is stored, document by document."""
+    rows, _ = await adb.cypher_query(
+        "MATCH (d:Document) OPTIONAL MATCH (c:Chunk {documentId: d.id}) "
+        "WITH d, count(c) AS chunks, count(c.embedding) AS vectors, "
+        "sum(CASE WHEN EXISTS { (c)-[:IN_DOCUMENT]->(d) } THEN 1 ELSE 0 END) AS linked "
+        "RETURN d.id, chunks, vectors, linked"
+    )
+    documents = {row[0]: (row[1], row[2], row[3]) for row in rows}
+    single = await _one("MATCH (c:Chunk) WHERE NOT EXISTS { MATCH (d:Document {id: c.documentId}) } RETURN count(c)")
+    next_edges = await _one("MATCH (:Chunk)-[r:NEXT_CHUNK]->(:Chunk) RETURN count(r)")
+    doubled = await _one("MATCH (c:Chunk) WHERE COUNT { (c)-[:IN_DOCUMENT]->() } <> 1 RETURN count(c)")
+    leases = await _one("MATCH (l:GraphRagLease) RETURN count(l)")
+    return {"documents": documents, "orphan_chunks": single, "next": next_edges, "doubled": doubled, "leases": leases}
+
+
+async def _one(query: str) -> int:
+    rows, _ = await adb.cypher_query(query)
+    return int(rows[0][0])
+
+
+def assert_whole(state: dict[str, object], planned: dict[str, int]) -> None:
+    documents = state["documents"]
+    assert isinstance(documents, dict)
+    for document_id, (chunks, vectors, linked) in documents.items():
+        assert chunks == planned[document_id] == vectors == linked, document_id
+    assert state["orphan_chunks"] == 0
+    assert state["doubled"] == 0
+    assert state["next"] == sum(planned[d] - 1 for d in documents)
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+async def test_concurrent_workers_ingest_each_document_exactly_once(graph: None, tmp_path: Path, workers: int) -> None:
+    planned = write_corpus(tmp_path / "corpus", 200)
+    processes = [worker(tmp_path / "corpus") for _ in range(workers)]
+    receipts = [receipt_of(p) for p in processes]
+
+    state = await graph_state()
+    assert set(state["documents"]) == set(planned)  # type: ignore[arg-type]
+    assert_whole(state, planned)
+    assert state["leases"] == 0
+    ingested: dict[str, int] = {}
+    for receipt in receipts:
+        for outcome in receipt["documents"]:  # type: ignore[attr-defined]
+            assert outcome["status"] in ("Ingested", "Unchanged") or outcome["errorCode"] == "lease-held"
+            if outcome["status"] == "Ingested":
+                ingested[outcome["documentId"]] = ingested.get(outcome["documentId"], 0) + 1
+    assert ingested == dict.fromkeys(planned, 1), "every document written by exactly one worker"
+
+
+async def test_a_worker_killed_at_random_points_leaves_documents_whole_or_absent(graph: None, tmp_path: Path) -> None:
+    planned = write_corpus(tmp_path / "corpus", 60, seed=11)
+    rng = random.Random(2026)
+    lease = 2.0
+    for trial in range(10):
+        await wipe_data()
+        # About 0.15 s per embedding call, two lanes: a run lasts five seconds or more.
+        process = worker(tmp_path / "corpus", "--lease", str(lease), "--delay", "0.15")
+        time.sleep(rng.uniform(1.0, 4.0))  # imports and connecting take about a second
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+
+        killed = await graph_state()
+        assert_whole(killed, planned)
+        assert len(killed["documents"]) < len(planned), f"trial {trial}: the kill came after the run ended"  # type: ignore[arg-type]
+
+        await asyncio.sleep(lease + 0.5)  # the killed worker's leases expire and are taken over
+        receipt = receipt_of(worker(tmp_path / "corpus", "--lease", str(lease)))
+        assert all(o["status"] in ("Ingested", "Unchanged") for o in receipt["documents"]), receipt  # type: ignore[attr-defined]
+        final = await graph_state()
+        assert set(final["documents"]) == set(planned)  # type: ignore[arg-type]
+        assert_whole(final, planned)
+        assert final["leases"] == 0
+
+
+@pytest.fixture
+def restartable_server() -> Iterator[LocalDbSettings]:
+    """A server of its own (the suite's connection stays on the shared one)."""
+    port = int(os.environ.get("GRAPHRAG_TEST_NEO4J_PORT", "7688")) + 100
+    settings = LocalDbSettings.from_env(home_name=f"home-restart-{port}", port=port)
+    start(settings)
+    try:
+        yield settings
+    finally:
+        stop(settings)
+
+
+def _count_documents(settings: LocalDbSettings) -> int:
+    with neo4j.GraphDatabase.driver(settings.uri, auth=("neo4j", settings.password)) as driver:
+        records, _, _ = driver.execute_query("MATCH (d:Document) RETURN count(d) AS n")
+        return int(records[0]["n"])
+
+
+def _wipe(settings: LocalDbSettings) -> None:
+    with neo4j.GraphDatabase.driver(settings.uri, auth=("neo4j", settings.password)) as driver:
+        with driver.session() as session:  # IN TRANSACTIONS needs an implicit transaction
+            session.run("MATCH (n) WHERE NOT n:GraphRagMigration CALL (n) { DETACH DELETE n } IN TRANSACTIONS").consume()
+
+
+async def test_a_server_stopped_mid_run_fails_documents_with_codes_and_a_rerun_finishes(
+    restartable_server: LocalDbSettings, tmp_path: Path
+) -> None:
+    settings = restartable_server
+    planned = write_corpus(tmp_path / "corpus", 60, seed=5)
+    env = dict(os.environ, NEO4J_URI=settings.uri, NEO4J_PASSWORD=settings.password)
+    prepared = worker(tmp_path / "corpus", "--migrate", "--delay", "0", env=env)
+    receipt_of(prepared)  # applies the schema on this server and ingests once
+    _wipe(settings)
+
+    process = worker(tmp_path / "corpus", "--delay", "0.05", env=env)
+    deadline = time.monotonic() + 120
+    while _count_documents(settings) < 5:
+        assert time.monotonic() < deadline, "the worker wrote nothing"
+        time.sleep(0.2)
+    await asyncio.to_thread(stop, settings)
+    receipt = receipt_of(process)
+    outcomes = receipt["documents"]
+    assert isinstance(outcomes, list) and len(outcomes) == len(planned)
+    failed = [o for o in outcomes if o["status"] == "Failed"]
+    assert failed, "documents after the stop fail"
+    assert all(o["errorCode"] for o in failed), "every failure has a code"
+    assert receipt["status"] in ("Completed", "Failed")
+
+    await asyncio.to_thread(start, settings)
+    again = receipt_of(worker(tmp_path / "corpus", "--lease", "600", env=env))
+    assert all(o["status"] in ("Ingested", "Unchanged") for o in again["documents"]), again  # type: ignore[attr-defined]
+    assert _count_documents(settings) == len(planned)
