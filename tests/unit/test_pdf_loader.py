@@ -1,0 +1,262 @@
+"""The PDF loader, on PDFs built here with pypdf (no binary fixture is committed)."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject, NumberObject
+
+from graphrag_orm.chunking import Chunker, ChunkerOptions
+from graphrag_orm.errors import ConfigurationError, LoadError
+from graphrag_orm.loaders import LoaderRegistry, PdfLoader
+from graphrag_orm.sources import SourceMetadata, Sources
+
+Paragraphs = list[list[str]]
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def _content(paragraphs: Paragraphs, size: int = 12, leading: int = 14, gap: int = 30) -> str:
+    """A content stream drawing lines top-down: ``leading`` apart, ``gap`` between paragraphs."""
+    operators = ["BT", f"/F1 {size} Tf", "72 720 Td"]
+    for number, paragraph in enumerate(paragraphs):
+        for line_number, line in enumerate(paragraph):
+            if number or line_number:
+                operators.append(f"0 -{gap if line_number == 0 else leading} Td")
+            operators.append(f"({_escape(line)}) Tj")
+    operators.append("ET")
+    return "\n".join(operators)
+
+
+def build_pdf(pages: list[str], title: str | None = None) -> bytes:
+    """A PDF whose pages have the given content streams, with Helvetica as /F1."""
+    writer = PdfWriter()
+    for content in pages:
+        page = writer.add_blank_page(612, 792)
+        font = DictionaryObject(
+            {
+                NameObject("/Type"): NameObject("/Font"),
+                NameObject("/Subtype"): NameObject("/Type1"),
+                NameObject("/BaseFont"): NameObject("/Helvetica"),
+                NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+            }
+        )
+        fonts = DictionaryObject({NameObject("/F1"): writer._add_object(font)})
+        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts})
+        stream = DecodedStreamObject()
+        stream.set_data(content.encode("latin-1"))
+        page[NameObject("/Contents")] = writer._add_object(stream)
+    if title is not None:
+        writer.add_metadata({"/Title": title})
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def _rewrite(data: bytes, change: object) -> bytes:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    change(writer)  # type: ignore[operator]
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def _file(tmp_path: Path, data: bytes, name: str = "doc.pdf") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+THREE_PAGES = [
+    _content([["First line of para one,", "second line of para one."], ["Para two, café."]]),
+    _content([["Page two text."]]),
+    _content([["Page three (last)."]]),
+]
+
+
+async def test_a_three_page_pdf_gives_its_text_page_map_and_title(tmp_path: Path) -> None:
+    path = _file(tmp_path, build_pdf(THREE_PAGES, title="Field Guide"))
+    document = await PdfLoader().load(Sources.file(path))
+    text = (
+        "First line of para one,\nsecond line of para one.\n\nPara two, café.\n\nPage two text.\n\nPage three (last)."
+    )
+    assert document.utf8.decode("utf-8") == text
+    assert document.media_type == "application/pdf"
+    assert document.title == "Field Guide"
+    second = document.utf8.index(b"Page two")
+    third = document.utf8.index(b"Page three")
+    assert document.page_starts == (0, second, third)
+    assert second == len("First line of para one,\nsecond line of para one.\n\nPara two, café.\n\n".encode())
+    assert [document.page_of(byte) for byte in (0, second - 1, second, third)] == [1, 1, 2, 3]
+
+
+async def test_a_page_without_text_spans_no_bytes(tmp_path: Path) -> None:
+    pages = [_content([["One."]]), "", _content([["Three."]]), ""]
+    document = await PdfLoader().load(Sources.file(_file(tmp_path, build_pdf(pages))))
+    assert document.utf8 == b"One.\n\nThree."
+    assert document.page_starts == (0, 6, 6, 12)
+    assert document.page_of(6) == 3
+
+
+async def test_the_metadata_title_wins_and_no_title_is_none(tmp_path: Path) -> None:
+    path = _file(tmp_path, build_pdf(THREE_PAGES, title="In the file"))
+    chosen = await PdfLoader().load(Sources.file(path, metadata=SourceMetadata(title="Chosen")))
+    assert chosen.title == "Chosen"
+    untitled = await PdfLoader().load(Sources.file(_file(tmp_path, build_pdf(THREE_PAGES), "b.pdf")))
+    assert untitled.title is None
+
+
+async def test_a_pdf_without_text_is_pdf_no_text(tmp_path: Path) -> None:
+    path = _file(tmp_path, build_pdf(["", "0 0 m 100 100 l S"]))
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(path))
+    assert raised.value.code == "pdf-no-text"
+
+
+async def test_a_damaged_page_is_pdf_unreadable_naming_the_page(tmp_path: Path) -> None:
+    damaged = "BT /F1 12 Tf 72 720 Td (an unterminated string Tj ET"
+    path = _file(tmp_path, build_pdf([_content([["fine"]]), damaged, _content([["fine"]])]))
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(path))
+    assert raised.value.code == "pdf-unreadable"
+    assert "page 2 of 3" in raised.value.message
+
+
+async def test_a_page_whose_contents_are_not_a_stream_is_pdf_unreadable(tmp_path: Path) -> None:
+    def break_page_two(writer: PdfWriter) -> None:
+        writer.pages[1][NameObject("/Contents")] = NumberObject(5)
+
+    path = _file(tmp_path, _rewrite(build_pdf(THREE_PAGES), break_page_two))
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(path))
+    assert raised.value.code == "pdf-unreadable"
+    assert "page 2 of 3" in raised.value.message and "not a stream" in raised.value.message
+
+
+async def test_a_page_whose_resources_are_not_a_dictionary_is_pdf_unreadable(tmp_path: Path) -> None:
+    def break_page_three(writer: PdfWriter) -> None:
+        writer.pages[2][NameObject("/Resources")] = NumberObject(3)
+
+    path = _file(tmp_path, _rewrite(build_pdf(THREE_PAGES), break_page_three))
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(path))
+    assert raised.value.code == "pdf-unreadable" and "page 3 of 3" in raised.value.message
+
+
+async def test_any_failure_inside_pypdf_is_classified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pypdf import PageObject
+
+    def explode(self: PageObject, *args: object, **kwargs: object) -> str:
+        raise KeyError("/Font")
+
+    monkeypatch.setattr(PageObject, "extract_text", explode)
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(_file(tmp_path, build_pdf(THREE_PAGES))))
+    assert raised.value.code == "pdf-unreadable" and "page 1 of 3" in raised.value.message
+    assert "KeyError" in raised.value.message
+
+
+@pytest.mark.parametrize("data", [b"not a pdf at all", b"%PDF-1.7\n", b""])
+async def test_a_file_that_is_not_a_pdf_is_pdf_unreadable(tmp_path: Path, data: bytes) -> None:
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(_file(tmp_path, data)))
+    assert raised.value.code == "pdf-unreadable"
+
+
+async def test_a_truncated_pdf_is_pdf_unreadable(tmp_path: Path) -> None:
+    data = build_pdf(THREE_PAGES)
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(_file(tmp_path, data[: len(data) // 3])))
+    assert raised.value.code == "pdf-unreadable"
+
+
+async def test_an_encrypted_pdf_is_pdf_unreadable_unless_its_user_password_is_empty(tmp_path: Path) -> None:
+    plain = build_pdf(THREE_PAGES)
+    locked = _rewrite(plain, lambda writer: writer.encrypt("secret", algorithm="RC4-128"))
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(_file(tmp_path, locked, "locked.pdf")))
+    assert raised.value.code == "pdf-unreadable" and "encrypted" in raised.value.message
+
+    owner_only = _rewrite(plain, lambda writer: writer.encrypt("", "owner", algorithm="RC4-128"))
+    document = await PdfLoader().load(Sources.file(_file(tmp_path, owner_only, "open.pdf")))
+    assert document.utf8.startswith(b"First line")
+
+
+async def test_more_pages_than_max_pages_is_document_too_large(tmp_path: Path) -> None:
+    path = _file(tmp_path, build_pdf(["", "", ""]))  # empty pages: the bound is checked first
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader(max_pages=2).load(Sources.file(path))
+    assert raised.value.code == "document-too-large" and "3 pages" in raised.value.message
+
+
+async def test_a_file_over_max_file_bytes_is_refused_before_reading(tmp_path: Path) -> None:
+    path = tmp_path / "big.pdf"
+    path.touch()
+    os.truncate(path, 1 << 30)  # sparse: reading it would take a gibibyte of memory
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader(max_file_bytes=1024).load(Sources.file(path))
+    assert raised.value.code == "document-too-large" and "max_file_bytes" in raised.value.message
+
+
+async def test_text_over_max_document_bytes_is_document_too_large(tmp_path: Path) -> None:
+    line = "x" * 60
+    pages = [_content([[line] * 10]) for _ in range(3)]  # about 610 bytes of text a page
+    path = _file(tmp_path, build_pdf(pages))
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader(max_document_bytes=1024).load(Sources.file(path))
+    assert raised.value.code == "document-too-large" and "first 2 pages" in raised.value.message
+
+
+async def test_without_pypdf_a_pdf_is_unsupported_naming_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("graphrag_orm.loaders.pdf._pypdf", lambda: None)
+    source = Sources.file(_file(tmp_path, build_pdf(THREE_PAGES)))
+    for loader in (PdfLoader(), LoaderRegistry.default()):
+        with pytest.raises(LoadError) as raised:
+            await loader.load(source)
+        assert raised.value.code == "unsupported-media-type"
+        assert "graphrag-orm[pdf]" in raised.value.message
+
+
+async def test_a_missing_pdf_is_read_failed(tmp_path: Path) -> None:
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(tmp_path / "missing.pdf"))
+    assert raised.value.code == "read-failed"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("max_file_bytes", 1023),
+        ("max_file_bytes", (1 << 30) + 1),
+        ("max_pages", 0),
+        ("max_pages", 100_001),
+        ("max_document_bytes", 100),
+    ],
+)
+def test_the_pdf_loader_refuses_out_of_range_options(option: str, value: int) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        PdfLoader(**{option: value})
+    assert raised.value.code == "invalid-option" and option in raised.value.message
+
+
+async def test_pdf_chunks_are_exact_spans_with_pages(tmp_path: Path) -> None:
+    pages = [
+        _content([[f"Page {page} paragraph {n} says something." for _ in range(3)] for n in range(4)])
+        for page in range(1, 4)
+    ]
+    document = await LoaderRegistry.default().load(Sources.file(_file(tmp_path, build_pdf(pages))))
+    plan = Chunker(ChunkerOptions(max_utf8_bytes=256, overlap_paragraphs=0)).plan(document)
+    assert plan.sections == ()
+    assert b"".join(document.utf8[c.start_byte : c.end_byte] for c in plan.chunks) == document.utf8
+    for chunk in plan.chunks:
+        text = plan.chunk_text(document.utf8, chunk)
+        page = document.page_of(chunk.start_byte)
+        assert text.startswith(f"Page {page} ")
