@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from graphrag_orm.cli import migrations, neo4j
+from graphrag_orm.cli import ingest, maintain, migrations, neo4j
+from graphrag_orm.cli._common import errors
+from graphrag_orm.errors import GraphRagError
 
 app = typer.Typer(
     name="graphrag-orm",
@@ -14,7 +16,16 @@ app = typer.Typer(
 )
 app.add_typer(neo4j.app, name="neo4j")
 app.add_typer(migrations.app, name="migrations")
+app.command("ingest")(ingest.ingest)
+app.command("search")(ingest.search)
+for _command in (maintain.check, maintain.remove, maintain.reset, maintain.orphans):
+    app.command(_command.__name__)(_command)
 
 
 def main() -> None:
-    app()
+    """The console script: a deliberate error prints its message and code, never a stack trace."""
+    try:
+        app()
+    except GraphRagError as error:
+        errors.print(f"[bold red]error[/] {error.message} [dim]({error.code})[/]")
+        raise SystemExit(1) from None

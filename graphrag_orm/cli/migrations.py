@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from graphrag_orm.cli._common import console, run, with_database
-from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET, EmbeddingSet, Similarity
+from graphrag_orm.cli._common import console, embedding_set_from_env, run, with_database
+from graphrag_orm.embeddings.sets import Similarity
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, Migrator, SchemaCheck, initial_revision, next_revision, write_revision
 
@@ -30,18 +30,6 @@ def _chain(directory: Path | None) -> Chain:
     return Chain.load(configured)
 
 
-def _embedding_set(model: str | None, dimensions: int | None, similarity: Similarity) -> EmbeddingSet:
-    model = model or os.environ.get("GRAPHRAG_EMBEDDING_MODEL")
-    dims = dimensions or (
-        int(os.environ["GRAPHRAG_EMBEDDING_DIMENSIONS"]) if os.environ.get("GRAPHRAG_EMBEDDING_DIMENSIONS") else None
-    )
-    if model is None and dims is None:
-        return OFFLINE_EMBEDDING_SET
-    if model is None or dims is None:
-        raise typer.BadParameter("give both the embedding model and its dimensions (or neither for the offline set)")
-    return EmbeddingSet(model=model, dimensions=dims, similarity=similarity)
-
-
 ModelOption = typer.Option(None, "--model", help="Embedding model (default GRAPHRAG_EMBEDDING_MODEL).")
 DimensionsOption = typer.Option(None, "--dimensions", help="Vector dimensions (default GRAPHRAG_EMBEDDING_DIMENSIONS).")
 SimilarityOption = typer.Option(Similarity.COSINE, "--similarity")
@@ -58,7 +46,7 @@ def init(
     revision: str = typer.Option("0001_graphrag_schema", "--revision"),
 ) -> None:
     """Start an application's chain with the toolkit's schema for its embedding set."""
-    chosen = _embedding_set(model, dimensions, similarity)
+    chosen = embedding_set_from_env(model, dimensions, similarity)
     path = write_revision(directory, initial_revision(_layout(layout), chosen, revision=revision))
     console.print(
         f"wrote {path} for embedding set {chosen.id}; review it, then `graphrag-orm migrations apply --dir {directory}`"
@@ -78,7 +66,11 @@ def revision(
     """Write the next revision: the steps from the chain's head to what the toolkit now declares."""
     chain = Chain.load(directory)
     made = next_revision(
-        chain, _layout(layout), _embedding_set(model, dimensions, similarity), revision=revision_id, message=message
+        chain,
+        _layout(layout),
+        embedding_set_from_env(model, dimensions, similarity),
+        revision=revision_id,
+        message=message,
     )
     if made is None:
         console.print("nothing to do: the chain's head already declares this schema")
@@ -97,7 +89,7 @@ def plan(directory: Path | None = DirOption, target: str | None = typer.Option(N
     for item in result.revisions:
         console.print(f"-- {item.revision}: {item.message}")
         for statement in item.cypher:
-            console.print(statement + ";", markup=False)
+            console.print(statement + ";", markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -163,7 +155,7 @@ def downgrade(
     for item in planned.revisions:
         console.print(f"-- undo {item.revision}")
         for statement in item.cypher:
-            console.print(statement + ";", markup=False)
+            console.print(statement + ";", markup=False, soft_wrap=True)
     if not planned.revisions:
         console.print("nothing to undo")
         return

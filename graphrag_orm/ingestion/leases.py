@@ -54,7 +54,8 @@ class Leases:
             f"WITH l WHERE l.{run} = $run AND l.{expires} > datetime() "
             f"SET l.{expires} = datetime() + duration({{milliseconds: $ms}}) RETURN count(l)"
         )
-        self._release = f"MATCH (l:{label} {{{key}: $key, {run}: $run}}) DELETE l"
+        #: Also run last inside each document's write transaction, so a commit releases the lease.
+        self.release_statement = f"MATCH (l:{label} {{{key}: $key, {run}: $run}}) DELETE l"
         # Lock, then read: a lease taken over meanwhile is no longer expired and stays.
         self._sweep = (
             f"UNWIND $keys AS key MATCH (l:{label} {{{key}: key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "
@@ -86,7 +87,7 @@ class Leases:
 
     async def release(self, key: str, run_id: str) -> None:
         """Delete the lease by key and run id (another run's lease is never touched)."""
-        await adb.cypher_query(self._release, {"key": key, "run": run_id})
+        await adb.cypher_query(self.release_statement, {"key": key, "run": run_id})
 
     async def sweep_expired(self, keys: list[str]) -> int:
         """Delete the expired leases of ``keys`` (left by a run that was killed); returns how many."""
@@ -105,6 +106,8 @@ class Leases:
             yield keeper
         finally:
             await keeper.stop()
+            if keeper.released:
+                return
             with contextlib.suppress(Neo4jError, DriverError, OSError, asyncio.TimeoutError):
                 # Shielded so a cancelled run still releases what it holds; a lease that
                 # cannot be released expires and is taken over by the next run.
@@ -120,6 +123,8 @@ class LeaseKeeper:
         self._run_id = run_id
         self._lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        #: Set once a committed write released the lease in its own transaction.
+        self.released = False
 
     @property
     def lost(self) -> bool:

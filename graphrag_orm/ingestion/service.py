@@ -29,7 +29,7 @@ from graphrag_orm.chunking import Chunker, ChunkPlan
 from graphrag_orm.codes import DocumentErrorCode, LimitName
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
 from graphrag_orm.errors import GraphRagError
-from graphrag_orm.ingestion.leases import Leases
+from graphrag_orm.ingestion.leases import LeaseKeeper, Leases
 from graphrag_orm.ingestion.options import IngestionOptions
 from graphrag_orm.ingestion.receipts import (
     DocumentOutcome,
@@ -194,7 +194,7 @@ class IngestionService:
                         document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
                     )
                 async with self.leases.held(document_id, run_id) as keeper:
-                    outcome = await keeper.guard(self._work(source, loaded, run_id, lanes, counters))
+                    outcome = await keeper.guard(self._work(source, loaded, run_id, lanes, counters, keeper))
                 traced.set("status", outcome.status.value)
                 traced.set("chunks", outcome.chunks)
                 return outcome
@@ -215,7 +215,13 @@ class IngestionService:
                 )
 
     async def _work(
-        self, source: Source, loaded: LoadedDocument, run_id: str, lanes: asyncio.Semaphore, counters: _RunCounters
+        self,
+        source: Source,
+        loaded: LoadedDocument,
+        run_id: str,
+        lanes: asyncio.Semaphore,
+        counters: _RunCounters,
+        keeper: LeaseKeeper,
     ) -> DocumentOutcome:
         document_id = source.document_id
         # Checked again under the lease: another worker may have just written it.
@@ -237,6 +243,7 @@ class IngestionService:
         )
         with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
             chunks = await self._write(prepared, run_id)
+        keeper.released = True
         return DocumentOutcome(
             document_id=document_id,
             source_uri=source.source_uri,

@@ -183,4 +183,6 @@ class DocumentWriter:
                 raise DocumentFailure(DocumentErrorCode.LEASE_LOST, "the lease expired or another run took it")
             for statement, parameters in statements:
                 await adb.cypher_query(statement, parameters)
+            # Released in the same transaction: committed content never keeps its lease.
+            await adb.cypher_query(self.leases.release_statement, {"key": prepared.document_id, "run": run_id})
         return len(prepared.plan.chunks)
