@@ -69,3 +69,4 @@ class LimitName(StrEnum):
     MAX_DEGREE = "MaxDegree"
     MAX_FACTS = "MaxFacts"
     INDEX_WAIT = "IndexWait"
+    CONTEXT_UTF8_BYTES = "ContextUtf8Bytes"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import neo4j
 
+from graphrag_orm.answers import AnswersService
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chunking import Chunker
 from graphrag_orm.connection import ConnectionSettings, connect, disconnect
@@ -69,6 +70,8 @@ class GraphRag:
             token_counter=token_counter,
         )
         self.retriever = Retriever(self.model, embedding_set, embedder, self.options.retrieval)
+        # Answers need a chat client; without one, retrieval still works.
+        self.answers: AnswersService | None = AnswersService(self.retriever, chat) if chat is not None else None
 
     async def connect(
         self, settings: ConnectionSettings | None = None, *, url: str | None = None, check_schema: bool = True

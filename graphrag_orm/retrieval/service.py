@@ -362,7 +362,7 @@ class Retriever:
         for entry in context:
             size = len(entry.text.encode("utf-8"))
             if used + size > options.max_context_utf8_bytes:
-                limits.append(Limit(name="ContextUtf8Bytes", value=options.max_context_utf8_bytes))
+                limits.append(Limit(name=LimitName.CONTEXT_UTF8_BYTES, value=options.max_context_utf8_bytes))
                 break
             bounded.append(entry)
             used += size

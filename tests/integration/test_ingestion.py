@@ -313,7 +313,7 @@ async def test_spans_carry_ids_counts_and_codes_but_no_text_paths_or_uris(graph:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    previous = trace.get_tracer_provider()
+    previous = trace._TRACER_PROVIDER  # the proxy is not a provider to put back
     trace._TRACER_PROVIDER = provider  # the global provider can only be set once per process
     try:
         path = Path(str(tmp_path)) / "secret-folder" / "guide.md"
@@ -322,7 +322,7 @@ async def test_spans_carry_ids_counts_and_codes_but_no_text_paths_or_uris(graph:
         await service(_Scripted("nan")).ingest([Sources.file(path)])
         await service().ingest([Sources.file(path)])
     finally:
-        trace._TRACER_PROVIDER = previous  # type: ignore[assignment]
+        trace._TRACER_PROVIDER = previous
     spans = exporter.get_finished_spans()
     names = {s.name for s in spans}
     assert {"GraphRag.Ingest", "GraphRag.Document", "GraphRag.Embed", "GraphRag.Write"} <= names

@@ -1,0 +1,195 @@
+"""The answer request: instructions, the evidence and question blocks, and the reply's schema.
+
+The request is a pure function of the evidence (its items, context and question)
+and the output bound, so one recorded or scripted reply serves ``answer()`` and
+``stream()`` alike: :meth:`ChatRequest.fingerprint` is the same for both.
+
+The reply's schema meets strict structured output's rules: one closed object whose
+fields are all required, the optional ones nullable::
+
+    {"answer": string|null,
+     "citations": [{"chunkId": string, "quote": string}] | null,
+     "insufficient": string|null}
+
+:func:`parse_reply` also reads the two shapes of API.md section 7, with absent keys
+read as ``null``: ``{"answer": "...", "citations": [...]}`` and
+``{"insufficient": "..."}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from graphrag_orm.chat.base import ChatMessage, ChatRequest
+from graphrag_orm.chat.evidence_block import ANSWER_SCHEMA_NAME, render_evidence, render_question
+from graphrag_orm.evidence import Evidence
+
+__all__ = [
+    "ANSWER_INSTRUCTIONS",
+    "ANSWER_SCHEMA",
+    "ReplyCitation",
+    "ReplyReading",
+    "answer_request",
+    "parse_reply",
+]
+
+ANSWER_INSTRUCTIONS: Final = """\
+You answer questions from evidence, and only from evidence.
+
+The user message holds an <evidence> block and a <question> block, each one line of JSON.
+"items" are the passages you may cite, each with its chunkId. "context" entries only help
+you read (neighbouring passages, query results): never cite them and never answer from
+them alone.
+
+Reply with one JSON object: {"answer": ..., "citations": ..., "insufficient": ...}.
+
+When the items answer the question:
+- "answer": a short answer in your own words, using only what the items say.
+- "citations": one or more {"chunkId": ..., "quote": ...}, enough to support every claim
+  of the answer. "chunkId" is the chunkId of the item the quote comes from. "quote" is
+  copied exactly from that item's text, as one unbroken stretch: same words, same case,
+  same spelling. Never join text from two items or from two places in one item; when
+  speech is interrupted by narration, quote each part of the speech separately.
+- "insufficient": null.
+
+When the items do not answer the question:
+- "answer": null, "citations": null,
+- "insufficient": one sentence saying what is missing.
+
+Never use outside knowledge, and never guess."""
+
+_NULLABLE_STRING: Final = {"type": ["string", "null"]}
+
+ANSWER_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "answer": _NULLABLE_STRING,
+        "citations": {
+            "type": ["array", "null"],
+            "items": {
+                "type": "object",
+                "properties": {"chunkId": {"type": "string"}, "quote": {"type": "string"}},
+                "required": ["chunkId", "quote"],
+                "additionalProperties": False,
+            },
+        },
+        "insufficient": _NULLABLE_STRING,
+    },
+    "required": ["answer", "citations", "insufficient"],
+    "additionalProperties": False,
+}
+"""The reply's JSON schema, strict-compatible (closed objects, all fields required, optional ones nullable)."""
+
+_REPLY_KEYS: Final = frozenset(ANSWER_SCHEMA["properties"])
+_CITATION_KEYS: Final = frozenset(("chunkId", "quote"))
+
+
+def answer_request(evidence: Evidence, max_output_tokens: int) -> ChatRequest:
+    """The chat request for ``evidence``: instructions, then the evidence and question blocks.
+
+    Strict structured output with :data:`ANSWER_SCHEMA`, named ``"answer"``,
+    temperature 0. The evidence's question is the one answered (after a follow-up
+    rewrite, the standalone question).
+    """
+    user = (
+        "Answer the question from the evidence items. Cite items by chunkId; never cite context.\n\n"
+        f"{render_evidence(evidence.items, evidence.context)}\n\n"
+        f"{render_question(evidence.question)}"
+    )
+    return ChatRequest(
+        messages=(ChatMessage(role="system", content=ANSWER_INSTRUCTIONS), ChatMessage(role="user", content=user)),
+        response_schema=ANSWER_SCHEMA,
+        schema_name=ANSWER_SCHEMA_NAME,
+        strict=True,
+        max_output_tokens=max_output_tokens,
+        temperature=0.0,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyCitation:
+    """One citation as the model wrote it: not yet located."""
+
+    chunk_id: str
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyReading:
+    """What a reply says: an answer with citations, a decline, or nothing readable.
+
+    Exactly one holds: ``problem`` is set (unreadable), ``declined`` is set (the
+    model's reason), or ``answer`` is set (non-blank, untrimmed) with
+    ``citations`` (possibly empty).
+    """
+
+    answer: str | None = None
+    citations: tuple[ReplyCitation, ...] = ()
+    declined: str | None = None
+    problem: str | None = None
+
+
+def _duplicate_keys_refused(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _value in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate key")
+    return dict(pairs)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def parse_reply(text: str, *, truncated: bool = False) -> ReplyReading:
+    """Read a reply under these rules; never raises.
+
+    Unreadable (``problem`` set): a reply cut at the output limit (``truncated``);
+    text that is not one JSON value (whitespace around it is allowed; a Markdown
+    fence is not); a value that is not an object; an unknown or duplicate key; a
+    field of the wrong type (``answer`` and ``insufficient`` string or null,
+    ``citations`` an array or null of objects with exactly the string fields
+    ``chunkId`` and ``quote``); a string holding a lone surrogate; and an object
+    that neither answers nor declines (no non-blank ``answer`` or ``insufficient``).
+
+    Declined: ``insufficient`` holds non-whitespace text, whatever else the reply
+    says. A blank ``insufficient`` (``""``) reads as null. Answered: a non-blank
+    ``answer``; ``citations`` null or absent reads as none.
+    """
+    if truncated:
+        return ReplyReading(problem="the reply was cut off at the output limit")
+    try:
+        value = json.loads(text, object_pairs_hook=_duplicate_keys_refused)
+    except ValueError as error:  # JSONDecodeError is a ValueError, as is a duplicate key
+        return ReplyReading(problem=f"not JSON: {error}" if str(error) != "duplicate key" else "a key is repeated")
+    if not isinstance(value, dict):
+        return ReplyReading(problem="the reply is not a JSON object")
+    unknown = set(value) - _REPLY_KEYS
+    if unknown:
+        return ReplyReading(problem=f"unknown keys: {', '.join(sorted(unknown))}")
+    answer, citations, insufficient = value.get("answer"), value.get("citations"), value.get("insufficient")
+    if not isinstance(answer, str | None) or not isinstance(insufficient, str | None):
+        return ReplyReading(problem="answer and insufficient must be strings or null")
+    if not isinstance(citations, list | None):
+        return ReplyReading(problem="citations must be an array or null")
+    read: list[ReplyCitation] = []
+    for entry in citations or []:
+        if not isinstance(entry, dict) or set(entry) != _CITATION_KEYS:
+            return ReplyReading(problem="a citation is not an object of chunkId and quote")
+        chunk_id, quote = entry["chunkId"], entry["quote"]
+        if not isinstance(chunk_id, str) or not isinstance(quote, str):
+            return ReplyReading(problem="a citation's chunkId and quote must be strings")
+        read.append(ReplyCitation(chunk_id, quote))
+    strings = [s for s in (answer, insufficient, *(c.chunk_id for c in read), *(c.quote for c in read)) if s]
+    if not all(_utf8(s) for s in strings):
+        return ReplyReading(problem="a string holds a lone surrogate")
+    if insufficient is not None and insufficient.strip():
+        return ReplyReading(declined=insufficient)
+    if answer is None or not answer.strip():
+        return ReplyReading(problem="the reply neither answers nor says the evidence is insufficient")
+    return ReplyReading(answer=answer, citations=tuple(read))

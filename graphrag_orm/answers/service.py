@@ -1,0 +1,295 @@
+"""Answers: retrieve, ask the chat client for an answer with quotes, and check every quote.
+
+An answer is ``Answered`` only when every citation is located, byte-exact up to the
+forgiven differences of :mod:`graphrag_orm.citations`, in the evidence *item* it
+names. Otherwise it is ``InsufficientEvidence`` with one reason, decided in this
+order:
+
+1. ``no-evidence``: retrieval returned no items (an empty scope included). The chat
+   client is not called.
+2. ``unreadable-response``: the reply is not the JSON asked for, is of another
+   shape, or was cut off at the output limit (see :func:`~graphrag_orm.answers.prompt.parse_reply`).
+3. ``model-declined``: the reply's ``insufficient`` holds text.
+4. ``no-citations``: an answer without any citation.
+5. ``citation-not-found``: any citation names a chunk that is not an evidence item
+   (context, such as a neighbour, is never cited; ids are compared exactly) or
+   quotes text that :func:`~graphrag_orm.citations.locate` cannot find in that
+   item. One failed citation refuses the whole answer.
+
+An ``Answered`` answer's text is the reply's ``answer`` trimmed of surrounding
+whitespace; its citations are the located ones (the stored text and span, never
+the model's copy), in the reply's order, a repeated span kept once. A refusal has
+its reason, no text and no citations.
+
+Neither call retries: an exception from the retriever or the chat client (network,
+rate limit, ``QuestionRefused`` for an empty or too long question) propagates, with
+no answer. Nothing is written to the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+
+from opentelemetry import trace
+
+from graphrag_orm.answers.followups import rewrite
+from graphrag_orm.answers.prompt import ReplyReading, answer_request, parse_reply
+from graphrag_orm.answers.streaming import AnswerTextDecoder
+from graphrag_orm.answers.values import Answer, AnswerReceipt, Completed, Delta, Disposition, Retrieved
+from graphrag_orm.chat.base import ChatClient, ChatReply
+from graphrag_orm.citations import Citation, locate
+from graphrag_orm.codes import RefusalReason
+from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.evidence import Evidence, Rewrite
+from graphrag_orm.retrieval import QuestionRefused, RetrievalOptions, Retriever
+from graphrag_orm.tracing import SpanName, SpanRecorder, span, tracer
+
+__all__ = ["MAX_OUTPUT_TOKENS", "AnswersService", "verify"]
+
+MAX_OUTPUT_TOKENS = 32_768
+
+
+@dataclass
+class _Tally:
+    """Chat calls and their tokens; a token count is known only when every call reported it."""
+
+    calls: int = 0
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
+    began: float = field(default_factory=time.monotonic)
+    retrieved: float | None = None
+
+    def add(self, reply: ChatReply) -> None:
+        self.calls += 1
+        usage = reply.usage
+        given_in = usage.input_tokens if usage is not None else None
+        given_out = usage.output_tokens if usage is not None else None
+        self.input_tokens = None if self.input_tokens is None or given_in is None else self.input_tokens + given_in
+        self.output_tokens = None if self.output_tokens is None or given_out is None else self.output_tokens + given_out
+
+    def receipt(self) -> AnswerReceipt:
+        now = time.monotonic()
+        retrieved = self.retrieved if self.retrieved is not None else now
+        return AnswerReceipt(
+            chat_calls=self.calls,
+            input_tokens=self.input_tokens if self.calls else None,
+            output_tokens=self.output_tokens if self.calls else None,
+            retrieval_seconds=round(retrieved - self.began, 6),
+            answer_seconds=round(now - retrieved, 6),
+        )
+
+
+def verify(reading: ReplyReading, evidence: Evidence) -> tuple[str | None, tuple[Citation, ...], str | None]:
+    """``(text, citations, None)`` for an answer whose every citation is located, else ``(None, (), reason)``.
+
+    Applies steps 2 to 5 of the module's order to a parsed reply. Never raises.
+    """
+    if reading.problem is not None:
+        return None, (), RefusalReason.UNREADABLE_RESPONSE.value
+    if reading.declined is not None:
+        return None, (), RefusalReason.MODEL_DECLINED.value
+    if reading.answer is None:  # parse_reply sets one of the three; kept for the type checker
+        return None, (), RefusalReason.UNREADABLE_RESPONSE.value
+    if not reading.citations:
+        return None, (), RefusalReason.NO_CITATIONS.value
+    located: list[Citation] = []
+    for cited in reading.citations:
+        item = evidence.item(cited.chunk_id)
+        citation = locate(item, cited.quote) if item is not None else None
+        if citation is None:
+            return None, (), RefusalReason.CITATION_NOT_FOUND.value
+        if citation not in located:
+            located.append(citation)
+    return reading.answer.strip(), tuple(located), None
+
+
+class AnswersService:
+    """Answers questions from retrieved evidence with checked citations, or refuses.
+
+    ``max_output_tokens`` (1..32,768, default 2,048) bounds the answer call's reply;
+    a reply cut off at it is ``unreadable-response``. Out of bounds raises
+    ``ConfigurationError("invalid-option")``. Follow-ups (``options.history``) cost
+    one more chat call first (:mod:`graphrag_orm.answers.followups`).
+    """
+
+    def __init__(self, retriever: Retriever, chat: ChatClient, *, max_output_tokens: int = 2_048) -> None:
+        if (
+            not isinstance(max_output_tokens, int)
+            or isinstance(max_output_tokens, bool)
+            or not 1 <= max_output_tokens <= MAX_OUTPUT_TOKENS
+        ):
+            raise ConfigurationError(
+                "invalid-option",
+                f"AnswersService: max_output_tokens must be from 1 to {MAX_OUTPUT_TOKENS:,}, not {max_output_tokens!r}",
+            )
+        self.retriever = retriever
+        self.chat = chat
+        self.max_output_tokens = max_output_tokens
+
+    # -------------------------------------------------------------- answer
+
+    async def answer(self, question: str, options: RetrievalOptions | None = None) -> Answer:
+        """The answer to ``question``, or a refusal with its reason (see the module's rules).
+
+        Raises ``QuestionRefused`` (``empty-question``, ``question-too-long``) before
+        any call, and whatever the retriever or chat client raises.
+        """
+        with span(SpanName.ANSWER) as traced:
+            tally = _Tally()
+            evidence = await self._evidence(question, options, tally)
+            if not evidence.items:
+                answer = self._refused(evidence, RefusalReason.NO_EVIDENCE.value, tally)
+            else:
+                reply = await self.chat.complete(answer_request(evidence, self.max_output_tokens))
+                tally.add(reply)
+                answer = self._judged(reply, evidence, tally)
+            _trace(traced, answer)
+            return answer
+
+    # -------------------------------------------------------------- stream
+
+    async def stream(
+        self, question: str, options: RetrievalOptions | None = None
+    ) -> AsyncGenerator[Retrieved | Delta | Completed, None]:
+        """``Retrieved`` once, ``Delta``\\ s as the answer text arrives, then ``Completed`` once.
+
+        One streamed chat call with the same request as :meth:`answer`, judged the
+        same way, so ``Completed.answer`` is what :meth:`answer` returns for the same
+        reply (but for the receipt's timings). Deltas are provisional; a refusal
+        after deltas has ``withdraws=True``. A reply that starts with
+        ``insufficient`` gives no deltas. No evidence gives ``Retrieved`` and a
+        ``no-evidence`` refusal, with no chat call.
+
+        Closing this generator (``aclose()``, leaving ``contextlib.aclosing``) or
+        cancelling the task reading it closes the chat stream, which stops the model
+        call. A generator dropped without closing is closed only when the event loop
+        finalises it, so close it. An exception from the chat client ends the
+        stream without ``Completed``.
+        """
+        raw = tracer().start_span(SpanName.ANSWER.value, record_exception=False, set_status_on_exception=False)
+        traced = SpanRecorder(raw)
+        deltas = 0
+        try:
+            tally = _Tally()
+            # The span is current only around awaits, never across a yield: an async
+            # generator's context would otherwise leak into its consumer.
+            with trace.use_span(raw, end_on_exit=False, record_exception=False, set_status_on_exception=False):
+                evidence = await self._evidence(question, options, tally)
+            yield Retrieved(evidence=evidence)
+            if not evidence.items:
+                answer = self._refused(evidence, RefusalReason.NO_EVIDENCE.value, tally)
+            else:
+                decoder = AnswerTextDecoder()
+                parts: list[str] = []
+                final: ChatReply | None = None
+                chunks = self.chat.stream(answer_request(evidence, self.max_output_tokens))
+                try:
+                    async for chunk in chunks:
+                        if chunk.reply is not None:
+                            final = chunk.reply
+                            continue
+                        parts.append(chunk.delta)
+                        piece = decoder.feed(chunk.delta)
+                        if piece:
+                            deltas += 1
+                            yield Delta(text=piece)
+                finally:
+                    closer = getattr(chunks, "aclose", None)
+                    if closer is not None:
+                        await closer()
+                # A client that ends without a whole reply is read from its pieces;
+                # with no finish reason, a cut-off reply is still caught as bad JSON.
+                reply = final if final is not None else ChatReply(text="".join(parts))
+                tally.add(reply)
+                answer = self._judged(reply, evidence, tally)
+            _trace(traced, answer)
+            traced.set("deltas", deltas)
+        except (GeneratorExit, asyncio.CancelledError):
+            traced.set("deltas", deltas)
+            traced.fail("cancelled")
+            raise
+        except BaseException as error:
+            code = getattr(error, "code", None)
+            traced.fail(code if isinstance(code, str) else type(error).__name__)
+            raise
+        finally:
+            # Ended before Completed is handed over: the span times the answer, not the
+            # consumer, and closing the generator after Completed is not a cancellation.
+            raw.end()
+        yield Completed(answer=answer, withdraws=deltas > 0 and not answer.answered)
+
+    # ------------------------------------------------------------- helpers
+
+    async def _evidence(self, question: str, options: RetrievalOptions | None, tally: _Tally) -> Evidence:
+        options = options or self.retriever.options
+        # Checked here too, so a follow-up's rewrite call is never paid for a question
+        # retrieval would refuse.
+        if not question or not question.strip():
+            raise QuestionRefused("empty-question", "the question is empty")
+        if len(question) > options.max_question_chars:
+            raise QuestionRefused(
+                "question-too-long",
+                f"the question has {len(question)} characters; the bound is {options.max_question_chars}",
+            )
+        if not options.history:
+            evidence = await self.retriever.retrieve(question, options)
+        else:
+            rewritten = await rewrite(self.chat, question, options.history, options.max_question_chars)
+            tally.add(rewritten.reply)
+            standalone_options = options.model_copy(update={"history": ()})
+            retrieved = await self.retriever.retrieve_standalone(rewritten.standalone, standalone_options)
+            evidence = retrieved.model_copy(
+                update={
+                    "rewrite": Rewrite(
+                        asked=question,
+                        standalone=rewritten.standalone,
+                        turns_used=rewritten.turns_used,
+                        outcome=rewritten.outcome.value,
+                    ),
+                    "limits_reached": (*retrieved.limits_reached, *rewritten.limits),
+                }
+            )
+        tally.retrieved = time.monotonic()
+        return evidence
+
+    @staticmethod
+    def _refused(evidence: Evidence, reason: str, tally: _Tally) -> Answer:
+        return Answer(
+            disposition=Disposition.INSUFFICIENT_EVIDENCE,
+            text=None,
+            citations=(),
+            reason=reason,
+            evidence=evidence,
+            receipt=tally.receipt(),
+        )
+
+    @staticmethod
+    def _judged(reply: ChatReply, evidence: Evidence, tally: _Tally) -> Answer:
+        text, citations, reason = verify(parse_reply(reply.text, truncated=reply.truncated), evidence)
+        if reason is not None:
+            return AnswersService._refused(evidence, reason, tally)
+        return Answer(
+            disposition=Disposition.ANSWERED,
+            text=text,
+            citations=citations,
+            reason=None,
+            evidence=evidence,
+            receipt=tally.receipt(),
+        )
+
+
+def _trace(traced: SpanRecorder, answer: Answer) -> None:
+    """Counts and codes only: never the question, the text or a quote."""
+    traced.set("disposition", answer.disposition.value)
+    if answer.reason is not None:
+        traced.set("reason", answer.reason)
+    traced.set("items", len(answer.evidence.items))
+    traced.set("citations", len(answer.citations))
+    traced.set("calls", answer.receipt.chat_calls)
+    if answer.receipt.input_tokens is not None:
+        traced.set("input_tokens", answer.receipt.input_tokens)
+    if answer.receipt.output_tokens is not None:
+        traced.set("output_tokens", answer.receipt.output_tokens)
