@@ -535,7 +535,7 @@ class Migrator:
             for step in item.steps:
                 await adb.cypher_query(step.cypher())
                 statements += 1
-                if isinstance(step, CreateStep) and not isinstance(step.definition, UniqueConstraint):
+                if isinstance(step, CreateStep) and not step.definition.is_constraint:
                     created.append(step.definition.name)
             waited += await self._await_online(created)
             await adb.cypher_query(
@@ -566,7 +566,7 @@ class Migrator:
                 inverse = step.inverse()
                 await adb.cypher_query(inverse.cypher())
                 statements += 1
-                if isinstance(inverse, CreateStep) and not isinstance(inverse.definition, UniqueConstraint):
+                if isinstance(inverse, CreateStep) and not inverse.definition.is_constraint:
                     recreated.append(inverse.definition.name)
             waited += await self._await_online(recreated)
             await adb.cypher_query(

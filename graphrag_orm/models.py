@@ -309,12 +309,12 @@ def for_layout(layout: Layout) -> LexicalModel:
     return LexicalModel(layout, document, section, chunk, run, lease)
 
 
-def check_label_collisions(labels: tuple[str, ...], *, allowed_owner: object | None = None) -> None:
-    """Refuse labels that an application class (not one of ours) already maps, naming that class."""
+def check_label_collisions(labels: tuple[str, ...], *, allowed_owners: tuple[type[Any], ...] = ()) -> None:
+    """Refuse labels that an application class (not one of ours, nor an allowed owner) already maps."""
     wanted = set(labels)
     for cls in _concrete_node_classes():
         label = getattr(cls, "__label__", None)
-        if label in wanted and not hasattr(cls, OWNER_MARK) and cls is not allowed_owner:
+        if label in wanted and not hasattr(cls, OWNER_MARK) and cls not in allowed_owners:
             raise ConfigurationError(
                 "layout-collision",
                 f"label {label!r} is already mapped by {cls.__module__}.{cls.__qualname__}; "

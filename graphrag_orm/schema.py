@@ -54,6 +54,29 @@ class UniqueConstraint(Value):
         return ("UNIQUENESS", (self.label,), (self.property,))
 
 
+class RelationshipUniqueConstraint(Value):
+    """``REQUIRE r.property IS UNIQUE`` on one relationship type (mention and quote keys)."""
+
+    kind: Literal["relationship-unique-constraint"] = "relationship-unique-constraint"
+    name: str
+    type: str
+    property: str
+
+    def create_cypher(self) -> str:
+        return (
+            f"CREATE CONSTRAINT {self.name} IF NOT EXISTS "
+            f"FOR ()-[r:{self.type}]-() REQUIRE r.{self.property} IS UNIQUE"
+        )
+
+    def drop_cypher(self) -> str:
+        return f"DROP CONSTRAINT {self.name} IF EXISTS"
+
+    is_constraint: ClassVar[bool] = True
+
+    def signature(self) -> tuple[Any, ...]:
+        return ("RELATIONSHIP_PROPERTY_UNIQUENESS", (self.type,), (self.property,))
+
+
 class RangeIndex(Value):
     """A range index on one label's properties."""
 
@@ -132,7 +155,10 @@ class FullTextIndex(Value):
         return ("FULLTEXT", tuple(sorted(self.labels)), tuple(self.properties))
 
 
-SchemaDefinition = Annotated[UniqueConstraint | RangeIndex | VectorIndex | FullTextIndex, Field(discriminator="kind")]
+SchemaDefinition = Annotated[
+    UniqueConstraint | RelationshipUniqueConstraint | RangeIndex | VectorIndex | FullTextIndex,
+    Field(discriminator="kind"),
+]
 
 
 class CreateStep(Value):

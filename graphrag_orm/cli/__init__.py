@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from graphrag_orm.cli import ingest, maintain, migrations, neo4j
+from graphrag_orm.cli import ask, ingest, maintain, migrations, neo4j
 from graphrag_orm.cli._common import errors
 from graphrag_orm.errors import GraphRagError
 
@@ -18,6 +18,7 @@ app.add_typer(neo4j.app, name="neo4j")
 app.add_typer(migrations.app, name="migrations")
 app.command("ingest")(ingest.ingest)
 app.command("search")(ingest.search)
+app.command("ask")(ask.ask)
 for _command in (maintain.check, maintain.remove, maintain.reset, maintain.orphans):
     app.command(_command.__name__)(_command)
 

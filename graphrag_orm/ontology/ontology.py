@@ -1,0 +1,215 @@
+"""An ontology: the kinds of things, the allowed facts between them, quotes and placeholders.
+
+Build one with :meth:`Ontology.custom` from :class:`Entity` subclasses and
+``(Source, "TYPE", Target)`` triples, or use a shipped one (``graphrag_orm.ontologies``).
+Names are validated once as plain Cypher identifiers, so they can be placed in query
+text; what a model writes (names, aliases, quotes) is only ever a parameter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.layout import Layout, validate_identifier
+from graphrag_orm.models import check_label_collisions
+from graphrag_orm.ontology.entities import MENTION_TYPE, Entity, kind_description
+from graphrag_orm.schema import (
+    FullTextIndex,
+    RelationshipUniqueConstraint,
+    SchemaDefinition,
+    UniqueConstraint,
+)
+
+NEO4J_GRAPHRAG_LABELS = ("__Entity__", "__KGBuilder__")
+QUOTE_TYPES = ("SAYS", "QUOTED")
+
+
+@dataclass(frozen=True)
+class FactType:
+    """An allowed fact: ``(source kind)-[type]->(target kind)``."""
+
+    source: str
+    type: str
+    target: str
+
+
+@dataclass(frozen=True)
+class QuoteType:
+    """An allowed quote type (``SAYS``, ``QUOTED``) and the kinds that may speak."""
+
+    type: str
+    speakers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Ontology:
+    """The kinds, facts, quotes and placeholders extraction may produce, and how they are stored."""
+
+    name: str
+    classes: tuple[type[Entity], ...]
+    facts: tuple[FactType, ...]
+    quotes: tuple[QuoteType, ...] = ()
+    placeholders: tuple[str, ...] = ()
+    instructions: str = ""
+    label_prefix: str = ""
+    extra_labels: tuple[str, ...] = ()
+    mention_type: str = MENTION_TYPE
+    fact_payload: tuple[str, ...] = ("role", "kind", "description")
+    _kinds: dict[str, type[Entity]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        kinds: dict[str, type[Entity]] = {}
+        for cls in self.classes:
+            if not (isinstance(cls, type) and issubclass(cls, Entity)):
+                raise ConfigurationError("invalid-ontology", f"{cls!r} is not an Entity subclass")
+            kind = validate_identifier(cls.__name__, "entity kind")
+            if kind in kinds:
+                raise ConfigurationError("invalid-ontology", f"two classes are named {kind}")
+            kinds[kind] = cls
+        object.__setattr__(self, "_kinds", kinds)
+        if self.label_prefix:
+            validate_identifier(self.label_prefix, "label prefix")
+        validate_identifier(self.mention_type, "mention type")
+        for fact in self.facts:
+            validate_identifier(fact.type, "fact type")
+            for end in (fact.source, fact.target):
+                if end not in kinds:
+                    raise ConfigurationError("invalid-ontology", f"fact {fact.type} names unknown kind {end}")
+        for quote in self.quotes:
+            if quote.type not in QUOTE_TYPES:
+                raise ConfigurationError("invalid-ontology", f"quote types are {QUOTE_TYPES}, not {quote.type}")
+            for speaker in quote.speakers:
+                if speaker not in kinds:
+                    raise ConfigurationError("invalid-ontology", f"quote {quote.type} names unknown kind {speaker}")
+        reserved = {self.mention_type, *QUOTE_TYPES}
+        for fact in self.facts:
+            if fact.type in reserved:
+                raise ConfigurationError("invalid-ontology", f"a fact type may not be named {fact.type}")
+
+    # ------------------------------------------------------------- building
+
+    @classmethod
+    def custom(
+        cls,
+        name: str,
+        entities: Sequence[type[Entity]],
+        facts: Iterable[tuple[type[Entity], str, type[Entity]]],
+        quotes: Iterable[tuple[str, Sequence[type[Entity]]]] = (),
+        placeholders: Iterable[str] = (),
+        instructions: str = "",
+    ) -> Ontology:
+        """An ontology of the application's own classes and triples."""
+        return cls(
+            name=name,
+            classes=tuple(entities),
+            facts=tuple(FactType(source.__name__, fact_type, target.__name__) for source, fact_type, target in facts),
+            quotes=tuple(QuoteType(quote_type, tuple(s.__name__ for s in speakers)) for quote_type, speakers in quotes),
+            placeholders=tuple(sorted({p.strip().casefold() for p in placeholders if p.strip()})),
+            instructions=instructions.strip(),
+        )
+
+    def with_label_prefix(self, prefix: str) -> Ontology:
+        """The same ontology stored under prefixed labels (``RagPerson``); kinds, ids and types stay."""
+        return replace(self, label_prefix=prefix)
+
+    def with_neo4j_graphrag_entities(self) -> Ontology:
+        """Stored in neo4j-graphrag's shape: extra labels ``__Entity__`` and ``__KGBuilder__``,
+        mentions as ``FROM_CHUNK`` (one shared type), names under ``name``."""
+        for fact in self.facts:
+            if fact.type == "FROM_CHUNK":
+                raise ConfigurationError("invalid-ontology", "a fact type named FROM_CHUNK collides with the mention type")
+        return replace(self, extra_labels=NEO4J_GRAPHRAG_LABELS, mention_type="FROM_CHUNK")
+
+    # ------------------------------------------------------------- reading
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(self._kinds)
+
+    def class_of(self, kind: str) -> type[Entity] | None:
+        return self._kinds.get(kind)
+
+    def label_of(self, kind: str) -> str:
+        return f"{self.label_prefix}{kind}"
+
+    def labels_of(self, kind: str) -> tuple[str, ...]:
+        """Every label a thing of ``kind`` is written with (its own first)."""
+        return (self.label_of(kind), *self.extra_labels)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(self.label_of(kind) for kind in self._kinds)
+
+    @property
+    def fact_types(self) -> tuple[str, ...]:
+        return tuple(sorted({fact.type for fact in self.facts}))
+
+    @property
+    def quote_types(self) -> tuple[str, ...]:
+        return tuple(quote.type for quote in self.quotes)
+
+    def allows(self, source: str, fact_type: str, target: str) -> bool:
+        return FactType(source, fact_type, target) in self.facts
+
+    def may_speak(self, quote_type: str, kind: str) -> bool:
+        return any(q.type == quote_type and kind in q.speakers for q in self.quotes)
+
+    def is_placeholder(self, name: str) -> bool:
+        return " ".join(name.casefold().split()) in self.placeholders
+
+    def describe(self) -> dict[str, Any]:
+        """Everything that changes what extraction asks for or how it is stored (for the fingerprint)."""
+        return {
+            "name": self.name,
+            "kinds": {kind: kind_description(cls) for kind, cls in self._kinds.items()},
+            "facts": [[f.source, f.type, f.target] for f in self.facts],
+            "quotes": [[q.type, list(q.speakers)] for q in self.quotes],
+            "placeholders": list(self.placeholders),
+            "instructions": self.instructions,
+            "labelPrefix": self.label_prefix,
+            "extraLabels": list(self.extra_labels),
+            "mentionType": self.mention_type,
+        }
+
+    @property
+    def fingerprint(self) -> str:
+        body = json.dumps(self.describe(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+    # --------------------------------------------------------------- schema
+
+    def names_index_name(self, layout: Layout) -> str:
+        return f"{layout.schema_prefix}_entity_names"
+
+    def schema_definitions(self, layout: Layout) -> list[SchemaDefinition]:
+        """A uniqueness constraint per class id, per mention and quote key, and one names index."""
+        check_label_collisions(self.labels, allowed_owners=self.classes)
+        prefix = layout.schema_prefix
+        found: list[SchemaDefinition] = []
+        for kind in self._kinds:
+            label = self.label_of(kind)
+            found.append(UniqueConstraint(name=f"{prefix}_{_snake(label)}_id_unique", label=label, property="id"))
+        found.append(
+            RelationshipUniqueConstraint(
+                name=f"{prefix}_{_snake(self.mention_type)}_key_unique", type=self.mention_type, property="key"
+            )
+        )
+        for quote in self.quote_types:
+            found.append(
+                RelationshipUniqueConstraint(name=f"{prefix}_{_snake(quote)}_key_unique", type=quote, property="key")
+            )
+        found.append(
+            FullTextIndex(name=self.names_index_name(layout), labels=self.labels, properties=("name", "aliases"))
+        )
+        return found
+
+
+def _snake(name: str) -> str:
+    import re
+
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().replace("__", "_")
