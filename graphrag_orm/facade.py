@@ -9,7 +9,7 @@ ingestion could not write and retrieval could not search.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import neo4j
 
@@ -18,12 +18,14 @@ from graphrag_orm.chat import ChatClient
 from graphrag_orm.chunking import Chunker
 from graphrag_orm.connection import ConnectionSettings, connect, disconnect
 from graphrag_orm.embeddings import Embedder, EmbeddingSet
-from graphrag_orm.errors import SchemaMismatch
+from graphrag_orm.errors import ConfigurationError, SchemaMismatch
+from graphrag_orm.extraction import Extractor, Verifier
 from graphrag_orm.ingestion import IngestionService
 from graphrag_orm.layout import Layout
 from graphrag_orm.loaders import LoaderRegistry
 from graphrag_orm.migrate import read_live_schema
 from graphrag_orm.models import LexicalModel, for_layout
+from graphrag_orm.ontology import Ontology
 from graphrag_orm.options import GraphRagOptions
 from graphrag_orm.retrieval import Retriever
 from graphrag_orm.schema import Schema
@@ -44,7 +46,8 @@ class GraphRag:
         chat: ChatClient | None = None,
         extraction_chat: ChatClient | None = None,
         layout: Layout = Layout.DEFAULT,
-        ontology: Any = None,
+        ontology: Ontology | None = None,
+        verifier: Verifier | None = None,
         options: GraphRagOptions | None = None,
         token_counter: TokenCounter | None = None,
         loaders: LoaderRegistry | None = None,
@@ -59,6 +62,11 @@ class GraphRag:
         self.model: LexicalModel = for_layout(layout)
         self._driver: neo4j.AsyncDriver | None = None
         chunker = Chunker(self.options.chunking, token_counter)
+        extractor: Extractor | None = None
+        if ontology is not None:
+            if self.extraction_chat is None:
+                raise ConfigurationError("invalid-option", "an ontology needs a chat client for extraction")
+            extractor = Extractor(ontology, self.extraction_chat, self.options.extraction, verifier=verifier)
         self.ingestion = IngestionService(
             self.model,
             embedding_set,
@@ -68,6 +76,7 @@ class GraphRag:
             options=self.options.ingestion,
             retry=self.options.retry,
             token_counter=token_counter,
+            extractor=extractor,
         )
         self.retriever = Retriever(self.model, embedding_set, embedder, self.options.retrieval)
         # Answers need a chat client; without one, retrieval still works.

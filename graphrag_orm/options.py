@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from graphrag_orm.chunking import ChunkerOptions
+from graphrag_orm.extraction.options import ExtractionOptions
 from graphrag_orm.ingestion.options import IngestionOptions
 from graphrag_orm.retrieval.options import RetrievalOptions
 from graphrag_orm.retry import RetryOptions
@@ -16,3 +17,4 @@ class GraphRagOptions(Options):
     ingestion: IngestionOptions = IngestionOptions()
     retrieval: RetrievalOptions = RetrievalOptions()
     retry: RetryOptions = RetryOptions()
+    extraction: ExtractionOptions = ExtractionOptions()

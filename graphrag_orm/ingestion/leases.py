@@ -106,12 +106,11 @@ class Leases:
             yield keeper
         finally:
             await keeper.stop()
-            if keeper.released:
-                return
-            with contextlib.suppress(Neo4jError, DriverError, OSError, asyncio.TimeoutError):
-                # Shielded so a cancelled run still releases what it holds; a lease that
-                # cannot be released expires and is taken over by the next run.
-                await asyncio.shield(self.release(key, run_id))
+            if not keeper.released:
+                with contextlib.suppress(Neo4jError, DriverError, OSError, asyncio.TimeoutError):
+                    # Shielded so a cancelled run still releases what it holds; a lease that
+                    # cannot be released expires and is taken over by the next run.
+                    await asyncio.shield(self.release(key, run_id))
 
 
 class LeaseKeeper:

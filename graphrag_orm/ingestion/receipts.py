@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from graphrag_orm.extraction.summary import ExtractionSummary
 from graphrag_orm.retry import RetrySummary
 from graphrag_orm.values import Limit, Value
 
@@ -45,6 +46,8 @@ class IngestionReceipt(Value):
     elapsed_seconds: float
     limits_reached: tuple[Limit, ...] = ()
     retries: RetrySummary = RetrySummary()
+    #: With an ontology: what extraction kept (counted per document), pruned and quarantined.
+    extraction: ExtractionSummary | None = None
 
     def count(self, status: DocumentStatus) -> int:
         return sum(1 for outcome in self.documents if outcome.status == status)

@@ -25,10 +25,14 @@ from typing import Any
 from neo4j.exceptions import DriverError, Neo4jError, TransientError
 from neomodel import adb
 
-from graphrag_orm.chunking import Chunker, ChunkPlan
+from graphrag_orm.chunking import Chunker, ChunkPlan, chunk_id
 from graphrag_orm.codes import DocumentErrorCode, LimitName
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
 from graphrag_orm.errors import GraphRagError
+from graphrag_orm.extraction.grounding import ChunkText, DocumentKnowledge
+from graphrag_orm.extraction.service import Extractor
+from graphrag_orm.extraction.summary import ExtractionSummary
+from graphrag_orm.extraction.writer import KnowledgeWriter
 from graphrag_orm.ingestion.leases import LeaseKeeper, Leases
 from graphrag_orm.ingestion.options import IngestionOptions
 from graphrag_orm.ingestion.receipts import (
@@ -61,6 +65,7 @@ class _RunCounters:
         self.input_tokens = 0
         self.tokens_reported = True
         self.retries = RetryTally()
+        self.extraction = ExtractionSummary()
 
 
 def settings_fingerprint(chunker: Chunker, embedding_set: EmbeddingSet, *extra: str) -> str:
@@ -87,6 +92,7 @@ class IngestionService:
         options: IngestionOptions | None = None,
         retry: RetryOptions | None = None,
         token_counter: TokenCounter | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.model = model
         self.embedding_set = embedding_set
@@ -96,11 +102,16 @@ class IngestionService:
         self.loaders = loaders or LoaderRegistry.default(max_document_bytes=self.options.max_document_bytes)
         self.retry = RetryPolicy(retry)
         self.token_counter = token_counter
+        self.extractor = extractor
+        if extractor is not None:
+            extractor.retry = self.retry
         self.leases = Leases(model.lease, self.options.lease_duration_seconds)
-        self.writer = DocumentWriter(model, self.leases)
+        knowledge = KnowledgeWriter(model, extractor.ontology) if extractor is not None else None
+        self.writer = DocumentWriter(model, self.leases, knowledge)
         self._runs = NodeWrites(model.run)
         self._documents = NodeWrites(model.document)
-        self.fingerprint = settings_fingerprint(self.chunker, embedding_set)
+        extra = (extractor.fingerprint,) if extractor is not None else ()
+        self.fingerprint = settings_fingerprint(self.chunker, embedding_set, *extra)
 
     # ----------------------------------------------------------------- ingest
 
@@ -144,6 +155,7 @@ class IngestionService:
             elapsed_seconds=round(time.monotonic() - began, 3),
             limits_reached=tuple(limits),
             retries=counters.retries.summary(),
+            extraction=counters.extraction if self.extractor is not None else None,
         )
 
     def _bounded(self, sources: Iterable[Source]) -> tuple[list[Source], list[Limit]]:
@@ -232,7 +244,25 @@ class IngestionService:
         plan = self.chunker.plan(loaded)
         texts = plan.texts(loaded.utf8)
         calls_before = counters.embedding_calls
-        vectors = await self._embed(texts, lanes, counters, run_id, document_id)
+        knowledge: DocumentKnowledge | None = None
+        if self.extractor is None:
+            vectors = await self._embed(texts, lanes, counters, run_id, document_id)
+        else:
+            chunk_texts = [
+                ChunkText(
+                    chunk_id=chunk_id(document_id, loaded.content_hash, plan.fingerprint, c.start_byte, c.end_byte),
+                    document_id=document_id,
+                    text=text,
+                    start_byte=c.start_byte,
+                )
+                for c, text in zip(plan.chunks, texts, strict=True)
+            ]
+            # Embedding and extraction are both model calls: they share the lanes.
+            vectors, (knowledge, summary) = await asyncio.gather(
+                self._embed(texts, lanes, counters, run_id, document_id),
+                self.extractor.extract(chunk_texts, lanes, counters.retries, run_id=run_id),
+            )
+            counters.extraction = counters.extraction + summary
         prepared = PreparedDocument(
             source=source,
             loaded=loaded,
@@ -240,6 +270,7 @@ class IngestionService:
             vectors=vectors,
             embedding_set_id=self.embedding_set.id,
             settings_fingerprint=self.fingerprint,
+            knowledge=knowledge,
         )
         with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
             chunks = await self._write(prepared, run_id)
@@ -378,13 +409,22 @@ class IngestionService:
             )
         plan: ChunkPlan = self.chunker.plan(loaded)
         texts = plan.texts(loaded.utf8)
+        tokens = sum(counter.count(text) for text in texts)
+        extraction_calls = 0
+        if self.extractor is not None:
+            # One call per chunk; the chat format adds 4 tokens per message and 3 per
+            # request (the schema and any repair ask are not counted).
+            extraction_calls = len(texts)
+            instructions = counter.count(self.extractor.request("").messages[0].content)
+            tokens += sum(instructions + counter.count(f"Passage:\n{text}") + 2 * 4 + 3 for text in texts)
         return DocumentPreview(
             document_id=document_id,
             source_uri=source.source_uri,
             status=PreviewStatus.CHANGED if rows else PreviewStatus.NEW,
             chunks=len(texts),
             embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
-            input_tokens=sum(counter.count(text) for text in texts),
+            extraction_calls=extraction_calls,
+            input_tokens=tokens,
         )
 
 

@@ -22,6 +22,8 @@ from neomodel import adb
 from graphrag_orm.chunking import ChunkPlan, chunk_id, section_id
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.errors import DocumentFailure
+from graphrag_orm.extraction.grounding import DocumentKnowledge
+from graphrag_orm.extraction.writer import KnowledgeWriter
 from graphrag_orm.ingestion.leases import Leases
 from graphrag_orm.loaders import LoadedDocument
 from graphrag_orm.models import LexicalModel
@@ -39,6 +41,7 @@ class PreparedDocument:
     vectors: Sequence[list[float]]
     embedding_set_id: str
     settings_fingerprint: str
+    knowledge: DocumentKnowledge | None = None
 
     @property
     def document_id(self) -> str:
@@ -48,9 +51,10 @@ class PreparedDocument:
 class DocumentWriter:
     """Writes prepared documents of one layout, one transaction each."""
 
-    def __init__(self, model: LexicalModel, leases: Leases) -> None:
+    def __init__(self, model: LexicalModel, leases: Leases, knowledge: KnowledgeWriter | None = None) -> None:
         self.model = model
         self.leases = leases
+        self.knowledge = knowledge
         self.documents = NodeWrites(model.document)
         self.sections = NodeWrites(model.section)
         self.chunks = NodeWrites(model.chunk)
@@ -181,8 +185,13 @@ class DocumentWriter:
             )
             if rows[0][0] != 1:
                 raise DocumentFailure(DocumentErrorCode.LEASE_LOST, "the lease expired or another run took it")
+            if self.knowledge is not None:
+                # Mentions and quotes point at the old chunks: they go first, with the facts.
+                await self.knowledge.retract(prepared.document_id)
             for statement, parameters in statements:
                 await adb.cypher_query(statement, parameters)
+            if self.knowledge is not None and prepared.knowledge is not None:
+                await self.knowledge.write(prepared.document_id, prepared.knowledge, run_id)
             # Released in the same transaction: committed content never keeps its lease.
             await adb.cypher_query(self.leases.release_statement, {"key": prepared.document_id, "run": run_id})
         return len(prepared.plan.chunks)

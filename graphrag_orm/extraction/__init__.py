@@ -1,0 +1,39 @@
+"""Grounded extraction: one call per chunk, checks with reasons, located mentions, resolution."""
+
+from graphrag_orm.extraction.grounding import (
+    ChunkText,
+    DocumentKnowledge,
+    ExtractionCandidate,
+    FactDraft,
+    Grounder,
+    QuoteDraft,
+    ThingDraft,
+    Verifier,
+)
+from graphrag_orm.extraction.options import ExtractionOptions
+from graphrag_orm.extraction.reply import RawExtraction, Unreadable, parse_reply
+from graphrag_orm.extraction.service import SCHEMA_NAME, Extractor
+from graphrag_orm.extraction.summary import ExtractionSummary, PrunedItem, PruneReason, QuarantinedReply
+from graphrag_orm.extraction.writer import KnowledgeWriter
+
+__all__ = [
+    "SCHEMA_NAME",
+    "ChunkText",
+    "DocumentKnowledge",
+    "ExtractionCandidate",
+    "ExtractionOptions",
+    "ExtractionSummary",
+    "Extractor",
+    "FactDraft",
+    "Grounder",
+    "KnowledgeWriter",
+    "PruneReason",
+    "PrunedItem",
+    "QuarantinedReply",
+    "QuoteDraft",
+    "RawExtraction",
+    "ThingDraft",
+    "Unreadable",
+    "Verifier",
+    "parse_reply",
+]

@@ -1,0 +1,88 @@
+"""Shared pieces of the knowledge-graph tests: a small bike ontology, scripted extraction, schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from neomodel import adb
+
+from graphrag_orm.chat import ChatRequest, ScriptedChat
+from graphrag_orm.layout import Layout
+from graphrag_orm.ontology import Entity, Ontology
+from graphrag_orm.schema import CreateStep
+
+
+class Bike(Entity):
+    """A bicycle model sold under the company's brand."""
+
+
+class Part(Entity):
+    """A component, kit or assembly used in bikes."""
+
+
+class Supplier(Entity):
+    """A company that supplies parts."""
+
+
+class Bulletin(Entity):
+    """A service bulletin or recall notice."""
+
+
+BIKES = Ontology.custom(
+    name="bikes",
+    entities=[Bike, Part, Supplier, Bulletin],
+    facts=[
+        (Bike, "HAS_PART", Part),
+        (Part, "HAS_PART", Part),
+        (Part, "SUPPLIED_BY", Supplier),
+        (Bulletin, "COVERS", Part),
+    ],
+    placeholders=["it", "they", "the part", "someone"],
+    instructions="Part numbers such as BC-310 are names.",
+)
+
+
+def passage_of(request: ChatRequest) -> str:
+    """The chunk text an extraction request carries."""
+    content = request.messages[1].content
+    assert content.startswith("Passage:\n")
+    return content.removeprefix("Passage:\n")
+
+
+def entity(kind: str, name: str, mentions: list[str] | None = None, aliases: list[str] | None = None) -> dict[str, Any]:
+    return {"kind": kind, "name": name, "aliases": aliases or [], "description": None, "mentions": mentions or [name]}
+
+
+def fact(source: str, fact_type: str, target: str) -> dict[str, Any]:
+    return {"type": fact_type, "source": source, "target": target, "role": None, "kind": None, "description": None}
+
+
+def scripted(replies: Callable[[str], dict[str, Any] | str]) -> ScriptedChat:
+    """A chat that answers each passage with ``replies(passage)`` (a dict is sent as JSON)."""
+
+    def respond(request: ChatRequest) -> str:
+        reply = replies(passage_of(request))
+        return reply if isinstance(reply, str) else json.dumps(reply)
+
+    return ScriptedChat(respond)
+
+
+@asynccontextmanager
+async def ontology_schema(ontology: Ontology, layout: Layout = Layout.DEFAULT) -> AsyncIterator[None]:
+    """The ontology's constraints and names index, dropped again afterwards."""
+    steps = [CreateStep(definition=d) for d in ontology.schema_definitions(layout)]
+    for step in steps:
+        await adb.cypher_query(step.cypher())
+    await adb.cypher_query("CALL db.awaitIndexes(60)")
+    try:
+        yield
+    finally:
+        await adb.cypher_query(
+            "MATCH (n) WHERE NOT n:GraphRagMigration AND NOT n:GraphRagTestDatabase "
+            "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+        )
+        for step in steps:
+            await adb.cypher_query(step.inverse().cypher())
