@@ -78,7 +78,7 @@ class GraphRag:
             token_counter=token_counter,
             extractor=extractor,
         )
-        self.retriever = Retriever(self.model, embedding_set, embedder, self.options.retrieval)
+        self.retriever = Retriever(self.model, embedding_set, embedder, self.options.retrieval, ontology)
         # Answers need a chat client; without one, retrieval still works.
         self.answers: AnswersService | None = AnswersService(self.retriever, chat) if chat is not None else None
 

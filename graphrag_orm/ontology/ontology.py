@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -210,6 +211,7 @@ class Ontology:
 
 
 def _snake(name: str) -> str:
-    import re
-
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().replace("__", "_")
+    """``RagPerson`` -> ``rag_person``; an upper-case type (``MENTIONED_IN``) just lower-cases."""
+    if name.upper() == name:
+        return name.lower().strip("_")
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().replace("__", "_").strip("_")

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from graphrag_orm.evidence import Route
+from graphrag_orm.retrieval.graph import GraphOptions
 from graphrag_orm.retrieval.scope import Scope
 from graphrag_orm.values import Options, Value
 
@@ -45,6 +46,7 @@ class RetrievalOptions(Options):
     expansion: CypherExpansion | None = None
     scope: Scope | None = None
     scope_exact_chunks: int = Field(10_000, ge=1, le=100_000)
+    graph: GraphOptions = GraphOptions()
     history: tuple[Turn, ...] = ()
 
     def with_cypher_expansion(self, cypher: str, parameters: dict[str, Any] | None = None) -> RetrievalOptions:
@@ -69,6 +71,11 @@ class Retrievers:
     @staticmethod
     def hybrid() -> RetrievalOptions:
         return RetrievalOptions(routes=frozenset({Route.VECTOR, Route.FULL_TEXT}))
+
+    @staticmethod
+    def hybrid_graph() -> RetrievalOptions:
+        """Vector, full-text and the graph route (needs an ontology), with room for 24 items."""
+        return RetrievalOptions(routes=frozenset({Route.VECTOR, Route.FULL_TEXT, Route.GRAPH}), max_items=24)
 
     @staticmethod
     def vector_cypher(cypher: str, parameters: dict[str, Any] | None = None) -> RetrievalOptions:

@@ -14,6 +14,7 @@ import bisect
 import json
 import math
 from collections.abc import Sequence
+from itertools import zip_longest
 from typing import Any
 
 from neo4j.exceptions import DriverError, Neo4jError
@@ -37,8 +38,10 @@ from graphrag_orm.evidence import (
     ScopeTrace,
 )
 from graphrag_orm.models import LexicalModel
+from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.budget import apply_budget, cut_at_boundary
-from graphrag_orm.retrieval.fusion import Candidate, dedupe, fuse
+from graphrag_orm.retrieval.fusion import Candidate, Fused, dedupe, fuse
+from graphrag_orm.retrieval.graph import GraphRoute
 from graphrag_orm.retrieval.lucene import to_query
 from graphrag_orm.retrieval.options import CypherExpansion, RetrievalOptions
 from graphrag_orm.retrieval.scope import ResolvedScope, ScopeResolver
@@ -66,8 +69,10 @@ class Retriever:
         embedding_set: EmbeddingSet,
         embedder: Embedder,
         options: RetrievalOptions | None = None,
+        ontology: Ontology | None = None,
     ) -> None:
         self.model = model
+        self.graph = GraphRoute(model, ontology) if ontology is not None else None
         self.embedding_set = embedding_set
         self.embedder = embedder
         self.options = options or RetrievalOptions()
@@ -144,8 +149,10 @@ class Retriever:
                 tasks[route] = asyncio.create_task(self._vector(question, options, scope, total_chunks))
             elif route == Route.FULL_TEXT:
                 tasks[route] = asyncio.create_task(self._full_text(question, options, scope, total_chunks))
-            else:
-                raise QuestionRefused("route-not-available", f"route {route.value} is not enabled for this retriever")
+            elif self.graph is None:
+                for task in tasks.values():
+                    task.cancel()
+                raise QuestionRefused("route-not-available", "the graph route needs an ontology")
         try:
             await asyncio.gather(*tasks.values())
         except BaseException as error:
@@ -164,8 +171,26 @@ class Retriever:
                 scope_routes.append(scope_route)
             if limit:
                 limits.append(limit)
+        context_facts: list[ContextItem] = []
+        if Route.GRAPH in options.routes and self.graph is not None:
+            # Anchors also come from the other routes' chunks, best first, alternating.
+            top = options.graph.anchor_chunks
+            anchor_chunks = [
+                c.chunk_id
+                for pair in zip_longest(lists.get(Route.VECTOR, [])[:top], lists.get(Route.FULL_TEXT, [])[:top])
+                for c in pair
+                if c is not None
+            ]
+            scope_filter = (self._scope_filter("c"), self._scope_params(scope)) if scope is not None else None
+            try:
+                result = await self.graph.run(question, dedupe_ids(anchor_chunks), options.graph, scope_filter)
+            except (Neo4jError, DriverError, OSError) as error:
+                raise RetrievalFailed("retrieval-failed", f"the graph route failed: {type(error).__name__}") from error
+            lists[Route.GRAPH] = result.candidates[: options.candidates_per_route]
+            limits.extend(result.limits)
+            context_facts = result.context
         fused = fuse(lists)
-        considered = fused[: options.max_items]
+        considered = self._reserve(fused, lists.get(Route.GRAPH, []), options)
         details = await self._details([f.chunk_id for f in considered])
         ranked: list[EvidenceItem] = []
         for item in considered:
@@ -182,6 +207,7 @@ class Retriever:
         if len(fused) > len(considered) and not any(lim.name == LimitName.MAX_ITEMS for lim in limits):
             limits.append(Limit(name=LimitName.MAX_ITEMS, value=options.max_items))
         context, context_limits = await self._context(budget.items, options, scope)
+        context = context_facts + context
         limits.extend(context_limits)
         trace: ScopeTrace | None = None
         if scope is not None:
@@ -198,6 +224,25 @@ class Retriever:
             provenance=provenance,
             scope=trace,
         )
+
+    @staticmethod
+    def _reserve(fused: list[Fused], graph: list[Candidate], options: RetrievalOptions) -> list[Fused]:
+        """The first ``max_items`` fused items, keeping room for the graph route's best candidates.
+
+        Rank fusion favours chunks several routes found; a chunk that only grounds a fact
+        (a link in a chain the question does not resemble) would never make the budget.
+        So up to ``graph.reserved_items`` of the graph route's top candidates are kept,
+        displacing the lowest-ranked others; the order stays the fused order, and what is
+        displaced is counted as omitted like anything else the budget leaves out.
+        """
+        limit = options.max_items
+        reserved = [c.chunk_id for c in graph[: min(options.graph.reserved_items, limit)]]
+        if not reserved:
+            return fused[:limit]
+        keep = set(reserved)
+        others = [f.chunk_id for f in fused if f.chunk_id not in keep][: limit - len(keep)]
+        chosen = keep | set(others)
+        return [f for f in fused if f.chunk_id in chosen]
 
     # -------------------------------------------------------------- routes
 
@@ -450,6 +495,10 @@ class Retriever:
     async def _total_chunks(self) -> int:
         rows, _ = await adb.cypher_query(f"MATCH (c:{self.chunks.label}) RETURN count(c)")
         return int(rows[0][0])
+
+
+def dedupe_ids(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
 
 
 def _plain(value: Any) -> Any:

@@ -9,40 +9,14 @@ from typing import Any
 
 from neomodel import adb
 
+from examples.recall.bikes import BIKES, Bike, Bulletin, Part, Supplier
 from graphrag_orm.chat import ChatRequest, ScriptedChat
 from graphrag_orm.layout import Layout
-from graphrag_orm.ontology import Entity, Ontology
+from graphrag_orm.ontology import Ontology
 from graphrag_orm.schema import CreateStep
 
-
-class Bike(Entity):
-    """A bicycle model sold under the company's brand."""
-
-
-class Part(Entity):
-    """A component, kit or assembly used in bikes."""
-
-
-class Supplier(Entity):
-    """A company that supplies parts."""
-
-
-class Bulletin(Entity):
-    """A service bulletin or recall notice."""
-
-
-BIKES = Ontology.custom(
-    name="bikes",
-    entities=[Bike, Part, Supplier, Bulletin],
-    facts=[
-        (Bike, "HAS_PART", Part),
-        (Part, "HAS_PART", Part),
-        (Part, "SUPPLIED_BY", Supplier),
-        (Bulletin, "COVERS", Part),
-    ],
-    placeholders=["it", "they", "the part", "someone"],
-    instructions="Part numbers such as BC-310 are names.",
-)
+# The recall sample's ontology: one set of classes per label in a process.
+__all__ = ["BIKES", "Bike", "Bulletin", "Part", "Supplier"]
 
 
 def passage_of(request: ChatRequest) -> str:
