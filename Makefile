@@ -21,10 +21,10 @@ $(STAMP): requirements/lock.txt pyproject.toml
 venv: $(STAMP)
 
 neo4j: venv
-	@if [ -z "$$NEO4J_URI" ]; then $(BIN)/python -m graphrag_orm.localdb start; else echo "neo4j: using NEO4J_URI=$$NEO4J_URI"; fi
+	@if [ -z "$$NEO4J_URI" ]; then $(BIN)/graphrag-orm neo4j start; else echo "neo4j: using NEO4J_URI=$$NEO4J_URI"; fi
 
 neo4j-stop: venv
-	@$(BIN)/python -m graphrag_orm.localdb stop
+	@$(BIN)/graphrag-orm neo4j stop
 
 migrate: neo4j
 	@$(BIN)/graphrag-orm migrations apply

@@ -1,0 +1,88 @@
+"""The command line and the demo, run as a user runs them (subprocesses against the suite's Neo4j)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = str(Path(sys.executable).parent / "graphrag-orm")
+QUICKSTART = ROOT / "examples" / "quickstart" / "docs"
+
+
+def cli(*args: str, env: dict[str, str] | None = None, check: bool = False) -> subprocess.CompletedProcess[str]:
+    environment = dict(os.environ, COLUMNS="160", **(env or {}))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHRAG_EMBEDDING_MODEL", "GRAPHRAG_EMBEDDING_DIMENSIONS"):
+        environment.pop(name, None)  # never a paid model by accident
+    result = subprocess.run([CLI, *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def test_migrations_status_shows_the_toolkit_chain_applied(graph: None) -> None:
+    result = cli("migrations", "status", check=True)
+    assert "0001_lexical_schema" in result.stdout and "applied" in result.stdout
+    assert cli("migrations", "check", check=True).stdout.strip() == "schema matches the chain's head"
+
+
+def test_ingest_search_ask_and_export(graph: None, tmp_path: Path) -> None:
+    preview = cli("ingest", str(QUICKSTART), "--preview", "--json", check=True)
+    assert json.loads(preview.stdout)["chunks"] > 0
+    receipt = json.loads(cli("ingest", str(QUICKSTART), "--base-uri", "https://example.org/q/", "--json", check=True).stdout)
+    assert receipt["status"] == "Completed"
+    assert [d["status"] for d in receipt["documents"]] == ["Ingested"] * 3
+    again = cli("ingest", str(QUICKSTART), "--base-uri", "https://example.org/q/", check=True)
+    assert "3 unchanged" in again.stdout
+
+    search = cli("search", "maker space laser cutter", check=True)
+    assert "laser cutter" in search.stdout
+
+    export = tmp_path / "answer.json"
+    asked = cli("ask", "How many items can a member borrow at a time?", "--export", str(export), check=True)
+    assert "Members can borrow up to twelve items at a time." in asked.stdout
+    assert "offline stand-in" in asked.stdout
+    document = json.loads(export.read_text())
+    assert document["format"] == "graphrag-orm-answer/1"
+    assert document["answer"]["disposition"] == "Answered"
+
+    refused = cli("ask", "Who won the 1998 football World Cup?")
+    assert refused.returncode == 2
+    assert "refused: model-declined" in refused.stdout
+
+
+def test_the_demo_answers_with_checked_citations_and_refuses(graph: None) -> None:
+    environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    result = subprocess.run(
+        [sys.executable, "examples/quickstart/demo.py"], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "demo complete" in result.stdout
+    assert "all hold" in result.stdout
+    assert "refused: model-declined" in result.stdout
+
+
+def test_an_unreachable_database_is_a_clear_message_without_a_stack_trace() -> None:
+    result = cli("migrations", "status", env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+    assert result.returncode == 1
+    assert "graphrag-orm neo4j start" in result.stderr and "NEO4J_URI" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_neo4j_status_of_a_server_that_is_not_running() -> None:
+    result = cli("neo4j", "status", "--home", "home-never-started", "--port", "7999")
+    assert result.returncode == 3
+    assert "not running" in result.stdout
+
+
+@pytest.mark.parametrize("args", [["ingest", "--base-uri", "relative/path", str(QUICKSTART)], ["search", ""]])
+def test_bad_input_is_refused_with_a_code(graph: None, args: list[str]) -> None:
+    result = cli(*args)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "(" in result.stderr  # the stable code in parentheses
