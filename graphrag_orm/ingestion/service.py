@@ -243,7 +243,6 @@ class IngestionService:
             )
         plan = self.chunker.plan(loaded)
         texts = plan.texts(loaded.utf8)
-        calls_before = counters.embedding_calls
         knowledge: DocumentKnowledge | None = None
         if self.extractor is None:
             vectors = await self._embed(texts, lanes, counters, run_id, document_id)
@@ -280,9 +279,7 @@ class IngestionService:
             source_uri=source.source_uri,
             status=DocumentStatus.INGESTED,
             chunks=chunks,
-            # Documents embed concurrently, so this counts calls made while this one was
-            # embedding; the receipt's total is exact.
-            embedding_calls=max(counters.embedding_calls - calls_before, 0),
+            embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
         )
 
     async def _write(self, prepared: PreparedDocument, run_id: str) -> int:

@@ -1,0 +1,57 @@
+"""The facade: wiring, the schema check at connect, and the blocking wrapper."""
+
+from __future__ import annotations
+
+import pytest
+from neomodel import adb
+
+from graphrag_orm import ConnectionSettings, EmbeddingSet, GraphRag, SchemaMismatch, Sources
+from graphrag_orm.chat import ExtractiveChat
+from graphrag_orm.embeddings import HashingEmbedder
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.layout import Layout
+
+
+def rag(embedding_set: EmbeddingSet = OFFLINE_EMBEDDING_SET) -> GraphRag:
+    return GraphRag(
+        embedding_set=embedding_set, embedder=HashingEmbedder(embedding_set.dimensions), chat=ExtractiveChat()
+    )
+
+
+async def test_connect_checks_the_vector_index_and_answers(graph: None, neo4j_settings: ConnectionSettings) -> None:
+    facade = rag()
+    async with facade:
+        receipt = await facade.ingestion.ingest([Sources.text("a", "Members can borrow up to twelve items at a time.")])
+        assert receipt.ingested == 1
+        assert facade.answers is not None
+        answer = await facade.answers.answer("How many items can a member borrow?")
+        assert answer.text == "Members can borrow up to twelve items at a time."
+    # The suite's own connection was replaced by the facade's; reconnect it for later tests.
+    from graphrag_orm.connection import connect
+
+    await connect(neo4j_settings)
+
+
+async def test_connect_refuses_other_dimensions(graph: None, neo4j_settings: ConnectionSettings) -> None:
+    with pytest.raises(SchemaMismatch) as refused:
+        await rag(EmbeddingSet(model="other", dimensions=64)).connect(neo4j_settings)
+    assert refused.value.code == "embedding-dimensions"
+    from graphrag_orm.connection import connect
+
+    await connect(neo4j_settings)
+
+
+async def test_connect_refuses_a_missing_vector_index(graph: None, neo4j_settings: ConnectionSettings) -> None:
+    custom = GraphRag(
+        embedding_set=OFFLINE_EMBEDDING_SET,
+        embedder=HashingEmbedder(256),
+        layout=Layout.DEFAULT.replace(chunk_label="Passage2", schema_prefix="other"),
+    )
+    with pytest.raises(SchemaMismatch) as refused:
+        await custom.connect(neo4j_settings)
+    assert refused.value.code == "schema-missing"
+    from graphrag_orm.connection import connect
+
+    await connect(neo4j_settings)
+    rows, _ = await adb.cypher_query("RETURN 1")
+    assert rows == [[1]]
