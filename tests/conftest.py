@@ -10,11 +10,7 @@ import pytest_asyncio
 from graphrag_orm.connection import ConnectionSettings, connect, disconnect
 from graphrag_orm.migrate import Chain, Migrator
 from tests.database import claim_database, drop_all_schema, suite_connection_settings, wipe_data
-
-try:  # the model-server fixture; present once the model clients land
-    from tests.support.fixtures import openai_server  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+from tests.support.fixtures import openai_server  # noqa: F401  (the loopback model server)
 
 
 @pytest.fixture(scope="session")

@@ -31,10 +31,39 @@ from tests.integration.ingest_worker import BASE_URI, CHUNKER
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
-WORDS = (
-    "caliper brake piston recall supplier frame wheel chain saddle gear spoke rim tyre valve pedal crank "
-    "bearing cable lever fork stem headset hub cassette derailleur shifter grip bell light rack fender"
-).split()
+WORDS = [
+    "caliper",
+    "brake",
+    "piston",
+    "recall",
+    "supplier",
+    "frame",
+    "wheel",
+    "chain",
+    "saddle",
+    "gear",
+    "spoke",
+    "rim",
+    "tyre",
+    "valve",
+    "pedal",
+    "crank",
+    "bearing",
+    "cable",
+    "lever",
+    "fork",
+    "stem",
+    "headset",
+    "hub",
+    "cassette",
+    "derailleur",
+    "shifter",
+    "grip",
+    "bell",
+    "light",
+    "rack",
+    "fender",
+]
 
 
 def write_corpus(folder: Path, documents: int, seed: int = 7) -> dict[str, int]:
@@ -141,7 +170,7 @@ async def test_a_worker_killed_at_random_points_leaves_documents_whole_or_absent
         await wipe_data()
         # About 0.15 s per embedding call, two lanes: a run lasts five seconds or more.
         process = worker(tmp_path / "corpus", "--lease", str(lease), "--delay", "0.15")
-        time.sleep(rng.uniform(1.0, 4.0))  # imports and connecting take about a second
+        await asyncio.sleep(rng.uniform(1.0, 4.0))  # imports and connecting take about a second
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
 
@@ -177,9 +206,9 @@ def _count_documents(settings: LocalDbSettings) -> int:
 
 
 def _wipe(settings: LocalDbSettings) -> None:
-    with neo4j.GraphDatabase.driver(settings.uri, auth=("neo4j", settings.password)) as driver:
-        with driver.session() as session:  # IN TRANSACTIONS needs an implicit transaction
-            session.run("MATCH (n) WHERE NOT n:GraphRagMigration CALL (n) { DETACH DELETE n } IN TRANSACTIONS").consume()
+    driver = neo4j.GraphDatabase.driver(settings.uri, auth=("neo4j", settings.password))
+    with driver, driver.session() as session:  # IN TRANSACTIONS needs an implicit transaction
+        session.run("MATCH (n) WHERE NOT n:GraphRagMigration CALL (n) { DETACH DELETE n } IN TRANSACTIONS").consume()
 
 
 async def test_a_server_stopped_mid_run_fails_documents_with_codes_and_a_rerun_finishes(
@@ -196,7 +225,7 @@ async def test_a_server_stopped_mid_run_fails_documents_with_codes_and_a_rerun_f
     deadline = time.monotonic() + 120
     while _count_documents(settings) < 5:
         assert time.monotonic() < deadline, "the worker wrote nothing"
-        time.sleep(0.2)
+        await asyncio.sleep(0.2)
     await asyncio.to_thread(stop, settings)
     receipt = receipt_of(process)
     outcomes = receipt["documents"]
