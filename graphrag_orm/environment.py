@@ -86,7 +86,9 @@ def models_from_env() -> ModelChoice:
     return ModelChoice(embedding_set, embedder, chat, embedder_label, chat_label)
 
 
-def graphrag_from_env(options: GraphRagOptions | None = None, layout: Layout = Layout.DEFAULT) -> tuple[GraphRag, ModelChoice]:
+def graphrag_from_env(
+    options: GraphRagOptions | None = None, layout: Layout = Layout.DEFAULT
+) -> tuple[GraphRag, ModelChoice]:
     """A ``GraphRag`` wired from the environment (not yet connected) and the labels of its models."""
     choice = models_from_env()
     rag = GraphRag(

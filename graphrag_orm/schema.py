@@ -64,8 +64,7 @@ class RelationshipUniqueConstraint(Value):
 
     def create_cypher(self) -> str:
         return (
-            f"CREATE CONSTRAINT {self.name} IF NOT EXISTS "
-            f"FOR ()-[r:{self.type}]-() REQUIRE r.{self.property} IS UNIQUE"
+            f"CREATE CONSTRAINT {self.name} IF NOT EXISTS FOR ()-[r:{self.type}]-() REQUIRE r.{self.property} IS UNIQUE"
         )
 
     def drop_cypher(self) -> str:

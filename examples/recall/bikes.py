@@ -110,7 +110,11 @@ REPLIES: dict[str, dict[str, Any]] = {
         "relationships": [_f("SB-2025-11", "COVERS", "BL-20"), _f("BL-20", "SUPPLIED_BY", "Kestrel Components")],
     },
     "# Tour 4 (2026) spec sheet": {
-        "entities": [_e("Bike", "Tour 4"), _e("Part", "RB-20", "Tallis RB-20"), _e("Supplier", "Tallis Parts", "Tallis")],
+        "entities": [
+            _e("Bike", "Tour 4"),
+            _e("Part", "RB-20", "Tallis RB-20"),
+            _e("Supplier", "Tallis Parts", "Tallis"),
+        ],
         "relationships": [_f("Tour 4", "HAS_PART", "RB-20"), _f("RB-20", "SUPPLIED_BY", "Tallis")],
     },
     "# Visit to the Kestrel caliper plant": {

@@ -48,7 +48,9 @@ def models() -> tuple[ChatClient, ChatClient, str]:
 def summary(label: str, answer: Answer) -> None:
     pages = "\n".join(item.text for item in answer.evidence.items)
     found = [bike for bike, words in (("City 3", "BC-310 hydraulic"), ("Trail 5", "brake kit BK-7")) if words in pages]
-    console.print(f"[bold]{label}[/]: {len(answer.evidence.items)} evidence items; spec sheets in evidence: {found or 'none'}")
+    console.print(
+        f"[bold]{label}[/]: {len(answer.evidence.items)} evidence items; spec sheets in evidence: {found or 'none'}"
+    )
 
 
 async def main() -> int:

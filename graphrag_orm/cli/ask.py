@@ -18,7 +18,9 @@ def show_answer(answer: Answer, chat_label: str) -> None:
     """An answer with each citation's document, byte span and quote; a refusal with its reason."""
     if answer.disposition == Disposition.ANSWERED:
         console.print(Panel(answer.text or "", title="answer", subtitle=f"[dim]{chat_label}[/]"))
-        table = Table("#", "document", "bytes", "quote (stored text)", title="citations (each located in the stored bytes)")
+        table = Table(
+            "#", "document", "bytes", "quote (stored text)", title="citations (each located in the stored bytes)"
+        )
         sources = {item.chunk_id: item for item in answer.evidence.items}
         for position, citation in enumerate(answer.citations, start=1):
             item = sources.get(citation.chunk_id)
@@ -40,7 +42,9 @@ def show_answer(answer: Answer, chat_label: str) -> None:
 
 def ask(
     question: str = typer.Argument(..., help="The question."),
-    export: Path | None = typer.Option(None, "--export", help="Write the whole answer as JSON (graphrag-orm-answer/1)."),
+    export: Path | None = typer.Option(
+        None, "--export", help="Write the whole answer as JSON (graphrag-orm-answer/1)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
     scope_document: list[str] = typer.Option([], "--scope-document", help="Answer only from these document ids."),
 ) -> None:

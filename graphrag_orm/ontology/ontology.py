@@ -123,7 +123,9 @@ class Ontology:
         mentions as ``FROM_CHUNK`` (one shared type), names under ``name``."""
         for fact in self.facts:
             if fact.type == "FROM_CHUNK":
-                raise ConfigurationError("invalid-ontology", "a fact type named FROM_CHUNK collides with the mention type")
+                raise ConfigurationError(
+                    "invalid-ontology", "a fact type named FROM_CHUNK collides with the mention type"
+                )
         return replace(self, extra_labels=NEO4J_GRAPHRAG_LABELS, mention_type="FROM_CHUNK")
 
     # ------------------------------------------------------------- reading

@@ -34,7 +34,9 @@ def test_migrations_status_shows_the_toolkit_chain_applied(graph: None) -> None:
 def test_ingest_search_ask_and_export(graph: None, tmp_path: Path) -> None:
     preview = cli("ingest", str(QUICKSTART), "--preview", "--json", check=True)
     assert json.loads(preview.stdout)["chunks"] > 0
-    receipt = json.loads(cli("ingest", str(QUICKSTART), "--base-uri", "https://example.org/q/", "--json", check=True).stdout)
+    receipt = json.loads(
+        cli("ingest", str(QUICKSTART), "--base-uri", "https://example.org/q/", "--json", check=True).stdout
+    )
     assert receipt["status"] == "Completed"
     assert [d["status"] for d in receipt["documents"]] == ["Ingested"] * 3
     again = cli("ingest", str(QUICKSTART), "--base-uri", "https://example.org/q/", check=True)
@@ -59,7 +61,12 @@ def test_ingest_search_ask_and_export(graph: None, tmp_path: Path) -> None:
 def test_the_demo_answers_with_checked_citations_and_refuses(graph: None) -> None:
     environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     result = subprocess.run(
-        [sys.executable, "examples/quickstart/demo.py"], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
+        [sys.executable, "examples/quickstart/demo.py"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "demo complete" in result.stdout

@@ -101,8 +101,9 @@ def test_two_revisions_claiming_one_predecessor_are_refused(tmp_path: Path) -> N
     chain = Chain.load(folder)
     other = SET_64.model_copy(update={"dimensions": 32})
     first = next_revision(chain, Layout.DEFAULT, other, revision="0002_a", message="a")
-    second = next_revision(chain, Layout.DEFAULT.replace(fulltext_index="graphrag_text_b"), SET_64,
-                           revision="0002_b", message="b")
+    second = next_revision(
+        chain, Layout.DEFAULT.replace(fulltext_index="graphrag_text_b"), SET_64, revision="0002_b", message="b"
+    )
     assert first is not None and second is not None
     write_revision(folder, first)
     write_revision(folder, second)
@@ -160,7 +161,9 @@ async def test_next_revision_moves_to_a_new_embedding_set_and_downgrade_restores
     assert (await migrator.status()).database_head == "0001_app"
 
     await migrator.downgrade("base")
-    assert await read_live_schema() == {"graphrag_migration_revision_unique": live["graphrag_migration_revision_unique"]}
+    assert await read_live_schema() == {
+        "graphrag_migration_revision_unique": live["graphrag_migration_revision_unique"]
+    }
 
 
 async def test_check_reports_missing_and_unexpected_without_changing_anything(

@@ -17,14 +17,14 @@ async def test_server_is_neo4j_2026_community(graph: None) -> None:
 
 
 async def test_default_language_is_cypher_25(graph: None) -> None:
-    rows, _ = await adb.cypher_query("SHOW DATABASES YIELD name, defaultLanguage WHERE name = 'neo4j' RETURN defaultLanguage")
+    rows, _ = await adb.cypher_query(
+        "SHOW DATABASES YIELD name, defaultLanguage WHERE name = 'neo4j' RETURN defaultLanguage"
+    )
     assert rows[0][0] == "CYPHER 25"
 
 
 async def test_vector_index_answers_the_search_clause(graph: None) -> None:
-    await adb.cypher_query(
-        "UNWIND range(1, 6) AS i CREATE (:SmokeVector {id: i, v: [toFloat(i), 1.0, 0.5]})"
-    )
+    await adb.cypher_query("UNWIND range(1, 6) AS i CREATE (:SmokeVector {id: i, v: [toFloat(i), 1.0, 0.5]})")
     await adb.cypher_query(
         "CREATE VECTOR INDEX smoke_vector IF NOT EXISTS FOR (n:SmokeVector) ON (n.v) "
         "OPTIONS {indexConfig: {`vector.dimensions`: 3, `vector.similarity_function`: 'cosine'}}"
@@ -43,7 +43,9 @@ async def test_vector_index_answers_the_search_clause(graph: None) -> None:
 
 
 async def test_full_text_index_answers_a_query(graph: None) -> None:
-    await adb.cypher_query("CREATE (:SmokeText {t: 'the recall covers the BC-310 brake caliper'}), (:SmokeText {t: 'unrelated'})")
+    await adb.cypher_query(
+        "CREATE (:SmokeText {t: 'the recall covers the BC-310 brake caliper'}), (:SmokeText {t: 'unrelated'})"
+    )
     await adb.cypher_query("CREATE FULLTEXT INDEX smoke_text IF NOT EXISTS FOR (n:SmokeText) ON EACH [n.t]")
     try:
         await adb.cypher_query("CALL db.awaitIndex('smoke_text', 60)")

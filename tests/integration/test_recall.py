@@ -55,7 +55,11 @@ async def test_plain_hybrid_retrieval_misses_an_affected_product(recall_graph: R
     # The same budget as the graph preset: 24 items.
     answer = await answers.answer(RECALL_QUESTION, Retrievers.hybrid().model_copy(update={"max_items": 24}))
     evidence = page_texts(answer.evidence)
-    missing = [bike for bike, page in (("City 3", "BC-310 hydraulic calipers"), ("Trail 5", "brake kit BK-7")) if page not in evidence]
+    missing = [
+        bike
+        for bike, page in (("City 3", "BC-310 hydraulic calipers"), ("Trail 5", "brake kit BK-7"))
+        if page not in evidence
+    ]
     assert missing, "plain top-k found every link"
     assert answer.disposition == Disposition.INSUFFICIENT_EVIDENCE
     assert answer.reason == "citation-not-found"

@@ -43,7 +43,9 @@ def test_neo4j_graphrag_layout_uses_that_librarys_names() -> None:
     model = for_layout(Layout.NEO4J_GRAPHRAG)
     assert model.chunk.document.definition["relation_type"] == "FROM_DOCUMENT"
     assert model.chunk.next.definition["relation_type"] == "NEXT_CHUNK"
-    stored = {name: prop.get_db_property_name(name) for name, prop in model.chunk.defined_properties(rels=False).items()}
+    stored = {
+        name: prop.get_db_property_name(name) for name, prop in model.chunk.defined_properties(rels=False).items()
+    }
     assert {stored["uid"], stored["order"], stored["text"], stored["embedding"]} == {"id", "index", "text", "embedding"}
     assert model.chunk.__label__ == "Chunk" and model.document.__label__ == "Document"
 
@@ -52,7 +54,16 @@ def test_stored_property_names_are_camel_case() -> None:
     model = for_layout(Layout.DEFAULT)
     stored = {prop.get_db_property_name(n) for n, prop in model.chunk.defined_properties(rels=False).items()}
     assert stored == {
-        "id", "documentId", "order", "text", "startByte", "endByte", "tokenCount", "embedding", "embeddingSetId", "runId"
+        "id",
+        "documentId",
+        "order",
+        "text",
+        "startByte",
+        "endByte",
+        "tokenCount",
+        "embedding",
+        "embeddingSetId",
+        "runId",
     }
 
 
@@ -115,7 +126,13 @@ def test_schema_is_derived_from_model_declarations_and_reads_nothing() -> None:
     definitions = Schema.definitions(Layout.DEFAULT, embedding_set)
     assert definitions == Schema.definitions(Layout.DEFAULT, embedding_set)
     keys = {(d.label, d.property) for d in definitions if isinstance(d, UniqueConstraint)}
-    assert keys == {("Document", "id"), ("Section", "id"), ("Chunk", "id"), ("IngestionRun", "id"), ("GraphRagLease", "key")}
+    assert keys == {
+        ("Document", "id"),
+        ("Section", "id"),
+        ("Chunk", "id"),
+        ("IngestionRun", "id"),
+        ("GraphRagLease", "key"),
+    }
     (vector,) = [d for d in definitions if isinstance(d, VectorIndex)]
     assert (vector.dimensions, vector.property) == (8, "embedding")
     assert all(d.name.startswith("graphrag_") for d in definitions)
