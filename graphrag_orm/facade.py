@@ -64,6 +64,7 @@ class GraphRag:
         chunker = Chunker(self.options.chunking, token_counter)
         extractor: Extractor | None = None
         if ontology is not None:
+            ontology.check_layout(layout)
             if self.extraction_chat is None:
                 raise ConfigurationError("invalid-option", "an ontology needs a chat client for extraction")
             extractor = Extractor(ontology, self.extraction_chat, self.options.extraction, verifier=verifier)

@@ -309,16 +309,20 @@ def for_layout(layout: Layout) -> LexicalModel:
     return LexicalModel(layout, document, section, chunk, run, lease)
 
 
-def check_label_collisions(labels: tuple[str, ...], *, allowed_owners: tuple[type[Any], ...] = ()) -> None:
+def check_label_collisions(
+    labels: tuple[str, ...], *, allowed_owners: tuple[type[Any], ...] = (), hint: str | None = None
+) -> None:
     """Refuse labels that an application class (not one of ours, nor an allowed owner) already maps."""
     wanted = set(labels)
     for cls in _concrete_node_classes():
         label = getattr(cls, "__label__", None)
         if label in wanted and not hasattr(cls, OWNER_MARK) and cls not in allowed_owners:
+            advice = (
+                hint or f"choose a layout with other labels, e.g. Layout.DEFAULT.replace(document_label='Rag{label}')"
+            )
             raise ConfigurationError(
                 "layout-collision",
-                f"label {label!r} is already mapped by {cls.__module__}.{cls.__qualname__}; "
-                f"choose a layout with other labels, e.g. Layout.DEFAULT.replace(document_label='Rag{label}')",
+                f"label {label!r} is already mapped by {cls.__module__}.{cls.__qualname__}; {advice}",
             )
 
 

@@ -141,7 +141,10 @@ class Grounder:
         item = chunk.as_item()
         pruned = knowledge.pruned
         local: dict[str, ThingDraft] = {}  # resolution key -> thing, this chunk only
-        names: dict[str, ThingDraft] = {}  # normalised name/alias/mention -> thing
+        # A fact's ends are found by name, then alias, then mention phrase.
+        by_name: dict[str, ThingDraft] = {}
+        by_alias: dict[str, ThingDraft] = {}
+        by_mention: dict[str, ThingDraft] = {}
         for index, candidate in enumerate(raw.entities):
             label = f"{candidate.kind} {_short(candidate.name)}".strip()
             if index >= self.options.max_entities_per_chunk:
@@ -166,8 +169,12 @@ class Grounder:
             else:
                 _merge(existing, thing)
                 thing = existing
-            for surface in (thing.name, *thing.aliases, *(m.quote for m in thing.mentions), *candidate.mentions):
-                names.setdefault(normalize_name(surface), thing)
+            by_name.setdefault(normalize_name(thing.name), thing)
+            for alias in thing.aliases:
+                by_alias.setdefault(normalize_name(alias), thing)
+            for surface in (*(m.quote for m in thing.mentions), *candidate.mentions):
+                by_mention.setdefault(normalize_name(surface), thing)
+        names = _Names(by_name, by_alias, by_mention)
         facts = await self._facts(raw.relationships, chunk, names, knowledge)
         quotes = await self._quotes(raw.quotes, chunk, item, names, pruned)
         for thing in local.values():
@@ -195,9 +202,9 @@ class Grounder:
             pruned.append(PrunedItem(chunk_id=chunk.chunk_id, item=label, reason=PruneReason.NAME_TOO_LONG))
             return None
         spans: list[Span] = []
-        seen: set[tuple[int, int]] = set()
         for phrase in candidate.mentions[: self.options.max_mentions_per_entity]:
-            span = _locate(item, phrase)
+            # A phrase listed twice is two mentions: each takes the next free occurrence.
+            span = _locate_word(item, phrase, avoid=spans)
             if span is None:
                 pruned.append(
                     PrunedItem(
@@ -206,12 +213,11 @@ class Grounder:
                         reason=PruneReason.MENTION_NOT_FOUND,
                     )
                 )
-            elif (span.start_byte, span.end_byte) not in seen:
-                seen.add((span.start_byte, span.end_byte))
+            else:
                 spans.append(span)
         if not spans:
             for surface in (name, *candidate.aliases):
-                span = _locate(item, surface)
+                span = _locate_word(item, surface, avoid=spans)
                 if span is not None:
                     spans.append(span)
                     break
@@ -224,10 +230,22 @@ class Grounder:
             if placeholder
             else entity_id(candidate.kind, name)
         )
-        aliases = {
-            " ".join(a.split()) for a in candidate.aliases if a.strip() and len(a) <= self.options.max_name_chars
-        }
-        aliases.discard(name)
+        aliases: set[str] = set()
+        for alias in candidate.aliases:
+            alias = " ".join(alias.split())
+            if not alias or alias == name:
+                continue
+            # An alias is stored and searched by name, so it must be in the passage too.
+            if len(alias) > self.options.max_name_chars or _locate_word(item, alias, avoid=[]) is None:
+                pruned.append(
+                    PrunedItem(
+                        chunk_id=chunk.chunk_id,
+                        item=f"alias {_short(alias)!r} of {label}",
+                        reason=PruneReason.ALIAS_NOT_FOUND,
+                    )
+                )
+                continue
+            aliases.add(alias)
         description = " ".join(candidate.description.split()) if candidate.description else None
         return ThingDraft(thing_id, candidate.kind, name, aliases, description or None, placeholder, spans)
 
@@ -235,7 +253,7 @@ class Grounder:
         self,
         candidates: Sequence[RelationshipCandidate],
         chunk: ChunkText,
-        names: dict[str, ThingDraft],
+        names: _Names,
         knowledge: DocumentKnowledge,
     ) -> list[FactDraft]:
         kept: list[FactDraft] = []
@@ -244,8 +262,8 @@ class Grounder:
             if index >= self.options.max_relationships_per_chunk:
                 knowledge.pruned.append(PrunedItem(chunk_id=chunk.chunk_id, item=label, reason=PruneReason.OVER_LIMIT))
                 continue
-            source = names.get(normalize_name(candidate.source))
-            target = names.get(normalize_name(candidate.target))
+            source = names.find(candidate.source)
+            target = names.find(candidate.target)
             if source is None or target is None:
                 missing = candidate.source if source is None else candidate.target
                 knowledge.pruned.append(
@@ -294,7 +312,7 @@ class Grounder:
         candidates: Sequence[QuoteCandidate],
         chunk: ChunkText,
         item: EvidenceItem,
-        names: dict[str, ThingDraft],
+        names: _Names,
         pruned: list[PrunedItem],
     ) -> list[QuoteDraft]:
         kept: list[QuoteDraft] = []
@@ -303,7 +321,7 @@ class Grounder:
             if index >= self.options.max_quotes_per_chunk:
                 pruned.append(PrunedItem(chunk_id=chunk.chunk_id, item=label, reason=PruneReason.OVER_LIMIT))
                 continue
-            speaker = names.get(normalize_name(candidate.speaker))
+            speaker = names.find(candidate.speaker)
             if speaker is None:
                 pruned.append(PrunedItem(chunk_id=chunk.chunk_id, item=label, reason=PruneReason.UNKNOWN_SPEAKER))
                 continue
@@ -328,6 +346,52 @@ class Grounder:
             addressee = " ".join(candidate.addressee.split()) if candidate.addressee else None
             kept.append(QuoteDraft(candidate.type, speaker.id, speaker.kind, addressee or None, span))
         return kept
+
+
+@dataclass(frozen=True)
+class _Names:
+    """How a relationship or quote names a thing of its chunk: by name, then alias, then mention."""
+
+    by_name: dict[str, ThingDraft]
+    by_alias: dict[str, ThingDraft]
+    by_mention: dict[str, ThingDraft]
+
+    def find(self, text: str) -> ThingDraft | None:
+        key = normalize_name(text)
+        return self.by_name.get(key) or self.by_alias.get(key) or self.by_mention.get(key)
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _locate_word(item: EvidenceItem, phrase: str, avoid: list[Span]) -> Span | None:
+    """The first occurrence of ``phrase`` at word boundaries that starts where none of ``avoid`` does.
+
+    "he" is never found inside "The", and "Mara" listed after "Mara Vell" takes the next
+    "Mara" rather than the start of "Mara Vell".
+    """
+    text = item.text
+    encoded = text.encode("utf-8")
+    offset = 0  # characters of item.text already passed
+    while offset < len(text):
+        head = text[:offset].encode("utf-8")
+        rest = item.model_copy(update={"text": text[offset:], "start_byte": item.start_byte + len(head)})
+        span = _locate(rest, phrase)
+        if span is None:
+            return None
+        start = span.start_byte - item.start_byte
+        end = span.end_byte - item.start_byte
+        first = len(encoded[:start].decode("utf-8"))
+        last = len(encoded[:end].decode("utf-8"))
+        starts_word = first == 0 or not _is_word_char(text[first - 1]) or not _is_word_char(text[first])
+        ends_word = last >= len(text) or not _is_word_char(text[last]) or not _is_word_char(text[last - 1])
+        # A mention is keyed by its start: one that starts where another does is a repeat.
+        taken = any(a.start_byte == span.start_byte for a in avoid)
+        if starts_word and ends_word and not taken:
+            return Span(item.chunk_id, span.start_byte, span.end_byte, span.quote)
+        offset = first + 1
+    return None
 
 
 def _locate(item: EvidenceItem, phrase: str) -> Span | None:

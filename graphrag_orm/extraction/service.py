@@ -133,7 +133,15 @@ class Extractor:
                         traced.set("outcome", "repaired")
                         return parsed
 
-        results = await asyncio.gather(*(one(chunk) for chunk in chunks))
+        tasks = [asyncio.create_task(one(chunk)) for chunk in chunks]
+        try:
+            results = await asyncio.gather(*tasks)
+        except BaseException:
+            # One chunk's call failed the document: stop paying for the others.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         knowledge = DocumentKnowledge()
         for chunk, raw in zip(chunks, results, strict=True):
             if raw is not None:

@@ -15,6 +15,7 @@ class PruneReason(StrEnum):
     NAME_TOO_LONG = "name-too-long"
     NOT_GROUNDED = "not-grounded"
     MENTION_NOT_FOUND = "mention-not-found"
+    ALIAS_NOT_FOUND = "alias-not-found"
     QUOTE_NOT_FOUND = "quote-not-found"
     UNKNOWN_SPEAKER = "unknown-speaker"
     NOT_A_SPEAKER = "not-a-speaker"
@@ -23,7 +24,6 @@ class PruneReason(StrEnum):
     SELF_LOOP = "self-loop"
     OVER_LIMIT = "over-limit"
     REFUSED = "refused-by-verifier"
-    DUPLICATE = "duplicate"
 
 
 class PrunedItem(Value):

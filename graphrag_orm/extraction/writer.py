@@ -33,6 +33,7 @@ from graphrag_orm.ontology import (
     split_aliases,
 )
 from graphrag_orm.ontology.entities import Entity, Mention
+from graphrag_orm.ontology.ontology import QUOTE_TYPES
 from graphrag_orm.unit_of_work import NodeWrites
 
 
@@ -50,6 +51,48 @@ def _row(cls: type[Any], values: dict[str, Any]) -> dict[str, Any]:
         value = values.get(attribute)
         out[db_name] = None if value is None else prop.deflate(value)
     return out
+
+
+async def retract_knowledge(chunk_label: str, chunk_document: str, document_id: str) -> dict[str, int]:
+    """Take one document out of the knowledge graph, whatever ontology wrote it.
+
+    The toolkit's mentions and quotes are the incoming relationships of the document's
+    chunks that carry a ``key`` and a ``runId``; the things they come from are the ends
+    of every fact that can list the document. Each such fact (any relationship carrying
+    ``documentIds``) has both ends locked, then its list read and rewritten without the
+    document; a fact left with no document is deleted. Then the mentions and quotes go.
+    """
+    counts = {"mentions": 0, "quotes": 0, "facts_updated": 0, "facts_deleted": 0}
+    chunk = f"(c:{chunk_label} {{{chunk_document}: $document}})"
+    rows, _ = await adb.cypher_query(
+        f"MATCH {chunk}<-[m]-(t) WHERE m.key IS NOT NULL AND m.runId IS NOT NULL WITH DISTINCT t "
+        "MATCH (t)-[f]-() WHERE f.documentIds IS NOT NULL AND $document IN f.documentIds "
+        "WITH DISTINCT f MATCH (a)-[f]->(b) SET a += {}, b += {} RETURN elementId(f)",
+        {"document": document_id},
+    )
+    ids = [row[0] for row in rows]
+    if ids:
+        rows, _ = await adb.cypher_query(
+            "UNWIND $ids AS id MATCH ()-[f]->() WHERE elementId(f) = id "
+            "WITH f, [d IN f.documentIds WHERE d <> $document] AS rest "
+            "CALL (f, rest) { WITH f, rest WHERE size(rest) = 0 DELETE f RETURN 1 AS deleted "
+            "UNION ALL WITH f, rest WHERE size(rest) > 0 SET f.documentIds = rest RETURN 0 AS deleted } "
+            "RETURN sum(deleted), count(*)",
+            {"ids": ids, "document": document_id},
+        )
+        deleted, total = int(rows[0][0] or 0), int(rows[0][1] or 0)
+        counts["facts_deleted"] = deleted
+        counts["facts_updated"] = total - deleted
+    rows, _ = await adb.cypher_query(
+        f"MATCH {chunk}<-[r]-() WHERE r.key IS NOT NULL AND r.runId IS NOT NULL "
+        "WITH r, NOT type(r) IN $quoteTypes AS isMention "
+        "DELETE r RETURN sum(CASE WHEN isMention THEN 1 ELSE 0 END), count(*)",
+        {"document": document_id, "quoteTypes": list(QUOTE_TYPES)},
+    )
+    mentions, total = int(rows[0][0] or 0), int(rows[0][1] or 0)
+    counts["mentions"] = mentions
+    counts["quotes"] = total - mentions
+    return counts
 
 
 class KnowledgeWriter:
@@ -70,42 +113,13 @@ class KnowledgeWriter:
     # ------------------------------------------------------------ retract
 
     async def retract(self, document_id: str) -> dict[str, int]:
-        """Remove the document's mentions and quotes and take it off its facts (in the open transaction)."""
-        counts = {"mentions": 0, "quotes": 0, "facts_updated": 0, "facts_deleted": 0}
-        edge_types = "|".join((self.mention_type, *self.quote_types))
-        chunk = f"(c:{self.chunk_label} {{{self.chunk_document}: $document}})"
-        if self.fact_types:
-            fact_types = "|".join(self.fact_types)
-            # A kept fact has both ends mentioned in the document, so its facts touch the
-            # things its chunks mention; lock both ends of each, then read and rewrite.
-            rows, _ = await adb.cypher_query(
-                f"MATCH {chunk}<-[:{self.mention_type}]-(t) WITH DISTINCT t "
-                f"MATCH (t)-[f:{fact_types}]-() WHERE $document IN f.documentIds "
-                "WITH DISTINCT f MATCH (a)-[f]->(b) SET a += {}, b += {} RETURN elementId(f)",
-                {"document": document_id},
-            )
-            ids = [row[0] for row in rows]
-            if ids:
-                rows, _ = await adb.cypher_query(
-                    "UNWIND $ids AS id MATCH ()-[f]->() WHERE elementId(f) = id "
-                    "WITH f, [d IN f.documentIds WHERE d <> $document] AS rest "
-                    "CALL (f, rest) { WITH f, rest WHERE size(rest) = 0 DELETE f RETURN 1 AS deleted "
-                    "UNION ALL WITH f, rest WHERE size(rest) > 0 SET f.documentIds = rest RETURN 0 AS deleted } "
-                    "RETURN sum(deleted), count(*)",
-                    {"ids": ids, "document": document_id},
-                )
-                deleted, total = int(rows[0][0] or 0), int(rows[0][1] or 0)
-                counts["facts_deleted"] = deleted
-                counts["facts_updated"] = total - deleted
-        rows, _ = await adb.cypher_query(
-            f"MATCH {chunk}<-[r:{edge_types}]-() WITH r, type(r) = $mention AS isMention DELETE r "
-            "RETURN sum(CASE WHEN isMention THEN 1 ELSE 0 END), count(*)",
-            {"document": document_id, "mention": self.mention_type},
-        )
-        mentions, total = int(rows[0][0] or 0), int(rows[0][1] or 0)
-        counts["mentions"] = mentions
-        counts["quotes"] = total - mentions
-        return counts
+        """Remove the document's mentions and quotes and take it off its facts (in the open transaction).
+
+        Type-agnostic on purpose: a document extracted under another ontology, another
+        storage shape, or before extraction was turned off, is retracted all the same, so
+        a changed ontology never strands a document. See :func:`retract_knowledge`.
+        """
+        return await retract_knowledge(self.chunk_label, self.chunk_document, document_id)
 
     # -------------------------------------------------------------- write
 
@@ -122,7 +136,12 @@ class KnowledgeWriter:
         by_kind: dict[str, list[Any]] = defaultdict(list)
         for thing in sorted(knowledge.things.values(), key=lambda t: t.id):
             by_kind[thing.kind].append(thing)
-        for kind, things in by_kind.items():
+        # Every transaction locks things in one global order (ontology kinds, then ids),
+        # so concurrent documents sharing things do not deadlock.
+        for kind in self.ontology.kinds:
+            things = by_kind.get(kind)
+            if not things:
+                continue
             cls = self.ontology.class_of(kind)
             assert cls is not None
             writes = NodeWrites(cls)
@@ -170,7 +189,7 @@ class KnowledgeWriter:
         groups: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
         for fact in sorted(knowledge.facts.values(), key=lambda f: (f.type, f.source, f.target)):
             groups[(fact.source_kind, fact.type, fact.target_kind)].append(fact)
-        for (source_kind, fact_type, target_kind), facts in groups.items():
+        for (source_kind, fact_type, target_kind), facts in sorted(groups.items()):
             model = fact_model(fact_type)
             rows = [
                 {
@@ -190,29 +209,17 @@ class KnowledgeWriter:
             ]
             source_label = self.ontology.label_of(source_kind)
             target_label = self.ontology.label_of(target_kind)
-            # 1. create missing facts and lock both ends; 2. read the stored ids under the
-            # locks; 3. write the union. The first writer's payload stays.
-            locked, _ = await adb.cypher_query(
+            # ON MATCH SET takes the fact's write lock before it reads documentIds, so
+            # concurrent runs adding one fact from different documents keep both ids.
+            # The first writer's payload stays.
+            await adb.cypher_query(
                 f"UNWIND $rows AS row MATCH (a:{source_label} {{{self.thing_key}: row.source}}) "
                 f"MATCH (b:{target_label} {{{self.thing_key}: row.target}}) "
-                f"MERGE (a)-[f:{fact_type}]->(b) ON CREATE SET f += row.props SET a += {{}}, b += {{}} "
-                "RETURN elementId(f)",
-                {"rows": rows},
+                f"MERGE (a)-[f:{fact_type}]->(b) ON CREATE SET f += row.props "
+                "ON MATCH SET f.documentIds = CASE WHEN $document IN f.documentIds THEN f.documentIds "
+                "ELSE coll.sort(f.documentIds + $document) END",
+                {"rows": rows, "document": document_id},
             )
-            ids = [row[0] for row in locked]
-            stored, _ = await adb.cypher_query(
-                "UNWIND $ids AS id MATCH ()-[f]->() WHERE elementId(f) = id RETURN id, f.documentIds", {"ids": ids}
-            )
-            updates = []
-            for element_id, documents in stored:
-                listed = list(documents or [])
-                if document_id not in listed:
-                    updates.append({"id": element_id, "documents": sorted({*listed, document_id})})
-            if updates:
-                await adb.cypher_query(
-                    "UNWIND $rows AS row MATCH ()-[f]->() WHERE elementId(f) = row.id SET f.documentIds = row.documents",
-                    {"rows": updates},
-                )
 
     async def _mentions(self, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
         by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)

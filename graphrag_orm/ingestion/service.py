@@ -200,7 +200,7 @@ class IngestionService:
         with span(SpanName.DOCUMENT, run_id=run_id, document_id=document_id) as traced:
             try:
                 loaded = await self.loaders.load(source)
-                if await self._is_unchanged(document_id, loaded):
+                if await self._is_unchanged(source, loaded):
                     traced.set("status", DocumentStatus.UNCHANGED.value)
                     return DocumentOutcome(
                         document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
@@ -237,13 +237,15 @@ class IngestionService:
     ) -> DocumentOutcome:
         document_id = source.document_id
         # Checked again under the lease: another worker may have just written it.
-        if await self._is_unchanged(document_id, loaded):
+        state = await self._stored_state(source, loaded)
+        if state == "unchanged":
             return DocumentOutcome(
                 document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
             )
         plan = self.chunker.plan(loaded)
         texts = plan.texts(loaded.utf8)
         knowledge: DocumentKnowledge | None = None
+        summary: ExtractionSummary | None = None
         if self.extractor is None:
             vectors = await self._embed(texts, lanes, counters, run_id, document_id)
         else:
@@ -261,7 +263,6 @@ class IngestionService:
                 self._embed(texts, lanes, counters, run_id, document_id),
                 self.extractor.extract(chunk_texts, lanes, counters.retries, run_id=run_id),
             )
-            counters.extraction = counters.extraction + summary
         prepared = PreparedDocument(
             source=source,
             loaded=loaded,
@@ -270,10 +271,14 @@ class IngestionService:
             embedding_set_id=self.embedding_set.id,
             settings_fingerprint=self.fingerprint,
             knowledge=knowledge,
+            existed=state != "absent",
         )
         with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
             chunks = await self._write(prepared, run_id)
         keeper.released = True
+        if summary is not None:
+            # Counted once written, so a failed write and its rerun are not counted twice.
+            counters.extraction = counters.extraction + summary
         return DocumentOutcome(
             document_id=document_id,
             source_uri=source.source_uri,
@@ -319,14 +324,31 @@ class IngestionService:
         results = await asyncio.gather(*(one(batch) for batch in batches))
         return [vector for batch in results for vector in batch]
 
-    async def _is_unchanged(self, document_id: str, loaded: LoadedDocument) -> bool:
+    async def _stored_state(self, source: Source, loaded: LoadedDocument) -> str:
+        """``absent``, ``changed`` or ``unchanged``: same bytes, same settings and same metadata."""
         writes = self._documents
+        metadata = source.metadata
+        fields = ("content_hash", "settings_fingerprint", "title", "published", "publisher", "url", "text_origin")
         rows, _ = await adb.cypher_query(
-            f"MATCH (d:{writes.label} {{{writes.key}: $id}}) "
-            f"RETURN d.{writes.stored('content_hash')}, d.{writes.stored('settings_fingerprint')}",
-            {"id": document_id},
+            f"MATCH (d:{writes.label} {{{writes.key}: $id}}) RETURN "
+            + ", ".join(f"d.{writes.stored(field)}" for field in fields),
+            {"id": source.document_id},
         )
-        return bool(rows) and rows[0][0] == loaded.content_hash and rows[0][1] == self.fingerprint
+        if not rows:
+            return "absent"
+        wanted = (
+            loaded.content_hash,
+            self.fingerprint,
+            metadata.title or loaded.title,
+            metadata.published,
+            metadata.publisher,
+            metadata.url,
+            metadata.text_origin,
+        )
+        return "unchanged" if tuple(rows[0]) == wanted else "changed"
+
+    async def _is_unchanged(self, source: Source, loaded: LoadedDocument) -> bool:
+        return await self._stored_state(source, loaded) == "unchanged"
 
     async def _start_run(self, run_id: str) -> None:
         row = self._runs.row(
@@ -394,13 +416,8 @@ class IngestionService:
                 status=PreviewStatus.FAILED,
                 error_code=error.code,
             )
-        writes = self._documents
-        rows, _ = await adb.cypher_query(
-            f"MATCH (d:{writes.label} {{{writes.key}: $id}}) "
-            f"RETURN d.{writes.stored('content_hash')}, d.{writes.stored('settings_fingerprint')}",
-            {"id": document_id},
-        )
-        if rows and rows[0][0] == loaded.content_hash and rows[0][1] == self.fingerprint:
+        state = await self._stored_state(source, loaded)
+        if state == "unchanged":
             return DocumentPreview(
                 document_id=document_id, source_uri=source.source_uri, status=PreviewStatus.UNCHANGED
             )
@@ -417,7 +434,7 @@ class IngestionService:
         return DocumentPreview(
             document_id=document_id,
             source_uri=source.source_uri,
-            status=PreviewStatus.CHANGED if rows else PreviewStatus.NEW,
+            status=PreviewStatus.CHANGED if state == "changed" else PreviewStatus.NEW,
             chunks=len(texts),
             embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
             extraction_calls=extraction_calls,

@@ -23,7 +23,7 @@ from graphrag_orm.chunking import ChunkPlan, chunk_id, section_id
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.errors import DocumentFailure
 from graphrag_orm.extraction.grounding import DocumentKnowledge
-from graphrag_orm.extraction.writer import KnowledgeWriter
+from graphrag_orm.extraction.writer import KnowledgeWriter, retract_knowledge
 from graphrag_orm.ingestion.leases import Leases
 from graphrag_orm.loaders import LoadedDocument
 from graphrag_orm.models import LexicalModel
@@ -42,6 +42,8 @@ class PreparedDocument:
     embedding_set_id: str
     settings_fingerprint: str
     knowledge: DocumentKnowledge | None = None
+    #: False when the document was absent under the lease: there is nothing to replace.
+    existed: bool = True
 
     @property
     def document_id(self) -> str:
@@ -185,10 +187,13 @@ class DocumentWriter:
             )
             if rows[0][0] != 1:
                 raise DocumentFailure(DocumentErrorCode.LEASE_LOST, "the lease expired or another run took it")
-            if self.knowledge is not None:
-                # Mentions and quotes point at the old chunks: they go first, with the facts.
-                await self.knowledge.retract(prepared.document_id)
+            if prepared.existed:
+                # Mentions and quotes point at the old chunks: they go first, with the facts,
+                # whichever ontology (if any) wrote them.
+                await retract_knowledge(self.chunks.label, self.chunks.stored("document_id"), prepared.document_id)
             for statement, parameters in statements:
+                if statement is self.delete_previous and not prepared.existed:
+                    continue
                 await adb.cypher_query(statement, parameters)
             if self.knowledge is not None and prepared.knowledge is not None:
                 await self.knowledge.write(prepared.document_id, prepared.knowledge, run_id)

@@ -18,7 +18,7 @@ from typing import Any
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import Layout, validate_identifier
 from graphrag_orm.models import check_label_collisions
-from graphrag_orm.ontology.entities import MENTION_TYPE, Entity, kind_description
+from graphrag_orm.ontology.entities import MENTION_TYPE, Entity, kind_description, normalize_name
 from graphrag_orm.schema import (
     FullTextIndex,
     RelationshipUniqueConstraint,
@@ -64,6 +64,14 @@ class Ontology:
     _kinds: dict[str, type[Entity]] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        try:
+            self._validate()
+        except ConfigurationError as error:
+            if error.code == "invalid-layout":  # a bad name in an ontology is the ontology's fault
+                raise ConfigurationError("invalid-ontology", error.message) from None
+            raise
+
+    def _validate(self) -> None:
         kinds: dict[str, type[Entity]] = {}
         for cls in self.classes:
             if not (isinstance(cls, type) and issubclass(cls, Entity)):
@@ -73,6 +81,8 @@ class Ontology:
                 raise ConfigurationError("invalid-ontology", f"two classes are named {kind}")
             kinds[kind] = cls
         object.__setattr__(self, "_kinds", kinds)
+        normalized = tuple(sorted({normalize_name(p) for p in self.placeholders if p.strip()}))
+        object.__setattr__(self, "placeholders", normalized)
         if self.label_prefix:
             validate_identifier(self.label_prefix, "label prefix")
         validate_identifier(self.mention_type, "mention type")
@@ -110,7 +120,7 @@ class Ontology:
             classes=tuple(entities),
             facts=tuple(FactType(source.__name__, fact_type, target.__name__) for source, fact_type, target in facts),
             quotes=tuple(QuoteType(quote_type, tuple(s.__name__ for s in speakers)) for quote_type, speakers in quotes),
-            placeholders=tuple(sorted({p.strip().casefold() for p in placeholders if p.strip()})),
+            placeholders=tuple(placeholders),
             instructions=instructions.strip(),
         )
 
@@ -141,8 +151,31 @@ class Ontology:
         return f"{self.label_prefix}{kind}"
 
     def labels_of(self, kind: str) -> tuple[str, ...]:
-        """Every label a thing of ``kind`` is written with (its own first)."""
-        return (self.label_of(kind), *self.extra_labels)
+        """Every label a thing of ``kind`` is written with: its own first, then its Entity
+        ancestors' (so neomodel resolves the class), each prefixed, then the extra labels."""
+        cls = self._kinds[kind]
+        inherited = [label for label in cls.inherited_labels() if label != cls.__name__]
+        return (self.label_of(kind), *(f"{self.label_prefix}{label}" for label in inherited), *self.extra_labels)
+
+    @property
+    def owners(self) -> tuple[type[Entity], ...]:
+        """The ontology's classes and their Entity ancestors (the classes its labels belong to)."""
+        found: list[type[Entity]] = []
+        for cls in self.classes:
+            for base in cls.__mro__:
+                if isinstance(base, type) and issubclass(base, Entity) and base is not Entity and base not in found:
+                    found.append(base)
+        return tuple(found)
+
+    def check_layout(self, layout: Layout) -> None:
+        """Refuse kinds that would be stored under one of the layout's labels (a thing named Document)."""
+        taken = set(layout.labels) & {label for kind in self._kinds for label in self.labels_of(kind)}
+        if taken:
+            raise ConfigurationError(
+                "layout-collision",
+                f"the ontology would store things under the layout's labels {sorted(taken)}; "
+                "rename the class or use ontology.with_label_prefix('Rag')",
+            )
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -163,7 +196,7 @@ class Ontology:
         return any(q.type == quote_type and kind in q.speakers for q in self.quotes)
 
     def is_placeholder(self, name: str) -> bool:
-        return " ".join(name.casefold().split()) in self.placeholders
+        return normalize_name(name) in self.placeholders
 
     def describe(self) -> dict[str, Any]:
         """Everything that changes what extraction asks for or how it is stored (for the fingerprint)."""
@@ -191,7 +224,10 @@ class Ontology:
 
     def schema_definitions(self, layout: Layout) -> list[SchemaDefinition]:
         """A uniqueness constraint per class id, per mention and quote key, and one names index."""
-        check_label_collisions(self.labels, allowed_owners=self.classes)
+        self.check_layout(layout)
+        check_label_collisions(
+            self.labels, allowed_owners=self.owners, hint="use ontology.with_label_prefix('Rag') or your own classes"
+        )
         prefix = layout.schema_prefix
         found: list[SchemaDefinition] = []
         for kind in self._kinds:

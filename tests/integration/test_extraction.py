@@ -306,7 +306,7 @@ async def test_across_documents_a_stored_thing_keeps_its_name_and_description_an
             "relationships": [],
         }
 
-    await ingestion(scripted(first)).ingest([Sources.text("a", "Kestrel Components supplies calipers.")])
+    await ingestion(scripted(first)).ingest([Sources.text("a", "Kestrel Components (KC) supplies calipers.")])
     await ingestion(scripted(second)).ingest([Sources.text("b", "We buy from Kestrel Components.")])
     (row,) = await rows("MATCH (s:Supplier) RETURN s.name, s.description, s.aliases")
     assert row == ["Kestrel Components", "A supplier in Porto.", "KC\nKestrel"]
@@ -349,3 +349,86 @@ async def test_a_verifier_can_refuse_any_candidate(knowledge: None) -> None:
 async def test_preview_counts_one_extraction_call_per_chunk(knowledge: None) -> None:
     preview = await ingestion(scripted(extraction_for)).preview(wiki())
     assert preview.extraction_calls == preview.chunks == 3
+
+
+async def test_turning_extraction_off_or_changing_the_ontology_never_strands_a_document(knowledge: None) -> None:
+    source = Sources.text("bk-7", KIT)
+    await ingestion(scripted(extraction_for)).ingest([source])
+    assert await rows("MATCH ()-[m:MENTIONED_IN]->() RETURN count(m)") != [[0]]
+    plain = IngestionService(
+        MODEL,
+        OFFLINE_EMBEDDING_SET,
+        HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+        chunker=Chunker(ChunkerOptions(max_utf8_bytes=2048)),
+    )
+    receipt = await plain.ingest([Sources.text("bk-7", KIT + " Rotors too.")])
+    assert receipt.documents[0].status == DocumentStatus.INGESTED
+    assert await rows("MATCH ()-[m:MENTIONED_IN]->() RETURN count(m)") == [[0]]
+    assert await rows("MATCH ()-[f:HAS_PART]->() RETURN count(f)") == [[0]], "facts only it stated went with it"
+
+
+async def test_fact_ends_resolve_by_name_before_alias(knowledge: None) -> None:
+    text = "Part Acme (also called Hub) and part Hub: Acme holds Hub."
+    reply = {
+        "entities": [entity("Part", "Acme", aliases=["Hub"]), entity("Part", "Hub", mentions=["part Hub"])],
+        "relationships": [fact("Acme", "HAS_PART", "Hub")],
+    }
+    await ingestion(scripted(lambda _p: reply)).ingest([Sources.text("acme", text)])
+    assert await rows("MATCH (a)-[:HAS_PART]->(b) RETURN a.name, b.name") == [["Acme", "Hub"]]
+
+
+async def test_mentions_match_whole_words_and_repeats_take_the_next_occurrence(knowledge: None) -> None:
+    text = "The kit BK-7 ships today; BK-7 is in stock. Mara Vell met Mara."
+    reply = {
+        "entities": [
+            entity("Part", "BK-7", mentions=["BK-7", "BK-7"]),
+            entity("Supplier", "Mara Vell", mentions=["Mara Vell", "Mara"]),
+            entity("Part", "he", mentions=["he"]),
+        ],
+        "relationships": [],
+    }
+    receipt = await ingestion(scripted(lambda _p: reply)).ingest([Sources.text("words", text)])
+    found = await rows("MATCH (t)-[m:MENTIONED_IN]->(c) RETURN t.name, m.startByte, m.quote ORDER BY m.startByte")
+    assert [(name, quote) for name, _, quote in found] == [
+        ("BK-7", "BK-7"),
+        ("BK-7", "BK-7"),
+        ("Mara Vell", "Mara Vell"),
+        ("Mara Vell", "Mara"),
+    ]
+    assert found[3][1] == text.index("Mara.")  # the second "Mara", not the start of "Mara Vell"
+    assert receipt.extraction is not None
+    assert PruneReason.NOT_GROUNDED in {p.reason for p in receipt.extraction.pruned}  # "he" is not in "The"
+    assert receipt.extraction.mentions == 4
+
+
+async def test_an_alias_not_in_the_passage_is_pruned(knowledge: None) -> None:
+    reply = {"entities": [entity("Part", "BK-7", aliases=["Brake Kit Seven"])], "relationships": []}
+    receipt = await ingestion(scripted(lambda _p: reply)).ingest([Sources.text("bk-7", KIT)])
+    assert receipt.extraction is not None
+    assert [p.reason for p in receipt.extraction.pruned] == [PruneReason.ALIAS_NOT_FOUND]
+    assert await rows("MATCH (p:Part) RETURN p.aliases") == [[None]]
+
+
+async def test_a_metadata_change_alone_rewrites_the_document(knowledge: None) -> None:
+    from graphrag_orm.sources import SourceMetadata
+
+    first = Sources.text("kit", KIT, metadata=SourceMetadata(published="2026-01-01"))
+    await ingestion(scripted(extraction_for)).ingest([first])
+    corrected = first.with_metadata(published="2026-02-01")
+    receipt = await ingestion(scripted(extraction_for)).ingest([corrected])
+    assert receipt.documents[0].status == DocumentStatus.INGESTED
+    assert await rows("MATCH (d:Document) RETURN d.published") == [["2026-02-01"]]
+
+
+def test_a_kind_stored_under_a_layout_label_is_refused() -> None:
+    from graphrag_orm.errors import ConfigurationError
+    from graphrag_orm.ontology import Entity, Ontology
+
+    class Memo(Entity):  # its label would be the layout's document label
+        """A short note."""
+
+    layout = Layout.DEFAULT.replace(document_label="Memo")
+    with pytest.raises(ConfigurationError) as refused:
+        Ontology.custom("memos", [Memo], []).check_layout(layout)
+    assert refused.value.code == "layout-collision"
+    assert "with_label_prefix" in refused.value.message
