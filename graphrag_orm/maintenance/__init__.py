@@ -1,0 +1,34 @@
+"""Maintenance and health: explicit, bounded, complete deletes and a report with stable codes.
+
+``MaintenanceService`` re-ingests what changed, removes documents (one, by run, by id,
+or every one the toolkit wrote) and orphans, and checks health. Deletes run by key,
+links before nodes, in pages, never with ``DETACH DELETE``; documents go in batches,
+one transaction each, each document whole. Only what the toolkit wrote is removed:
+anything else under its labels is refused with ``GraphRefused("foreign-graph")``.
+"""
+
+from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance, KnowledgeRemoval, RunStamps, ThingsRemoval
+from graphrag_orm.maintenance.reports import (
+    MAX_FACT_UPDATES,
+    HealthFindingItem,
+    HealthReport,
+    RemovalPreview,
+    RemovalReport,
+    ResetScope,
+)
+from graphrag_orm.maintenance.service import MaintenanceOptions, MaintenanceService
+
+__all__ = [
+    "MAX_FACT_UPDATES",
+    "HealthFindingItem",
+    "HealthReport",
+    "KnowledgeMaintenance",
+    "KnowledgeRemoval",
+    "MaintenanceOptions",
+    "MaintenanceService",
+    "RemovalPreview",
+    "RemovalReport",
+    "ResetScope",
+    "RunStamps",
+    "ThingsRemoval",
+]

@@ -1,0 +1,115 @@
+"""What maintenance takes and reports: the reset scope, removal and health reports.
+
+Reports carry counts, stable codes and ids (document ids, index names, run ids),
+never document text.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from graphrag_orm.codes import HealthFinding
+from graphrag_orm.values import Limit, Options, Value
+
+#: The limit named in ``RemovalReport.limits_reached`` when a single document is listed
+#: by more facts than one batch may update (``max_fact_updates``).
+MAX_FACT_UPDATES = "MaxFactUpdates"
+
+
+class ResetScope(Options):
+    """Which documents ``reset`` removes: by run, by id, or (neither) every one the toolkit wrote.
+
+    ``run_ids`` selects the documents whose last write was by one of those runs;
+    ``document_ids`` the documents with those ids (and any sections and chunks left
+    under those ids). Given both, a document matching either is removed. ``None``
+    means "not by this"; an empty tuple is refused (``ConfigurationError("invalid-option")``)
+    because it would otherwise read as "everything".
+    """
+
+    run_ids: tuple[str, ...] | None = None
+    document_ids: tuple[str, ...] | None = None
+
+    @model_validator(mode="after")
+    def _no_empty_selection(self) -> ResetScope:
+        for name in ("run_ids", "document_ids"):
+            chosen = getattr(self, name)
+            if chosen is not None and (not chosen or any(not item for item in chosen)):
+                raise ValueError(f"{name} must name at least one non-empty id, or be None")
+        return self
+
+    @property
+    def is_everything(self) -> bool:
+        """True when neither runs nor ids are given: every document the toolkit wrote."""
+        return self.run_ids is None and self.document_ids is None
+
+
+class RemovalReport(Value):
+    """What one removal call removed, counted as it was deleted.
+
+    ``links`` counts relationships: the structural ones and, with the knowledge
+    extension, mentions and quotes. ``facts`` counts facts deleted (left with no
+    document) and ``facts_updated`` facts that only lost documents from their list.
+    ``runs`` counts ``IngestionRun`` nodes a reset removed because nothing names them
+    any more. ``refused`` lists documents left in place because more facts list each of
+    them alone than one batch may update (``limits_reached`` then names
+    ``MaxFactUpdates``); ``not_found`` lists requested ids with nothing stored under them.
+    """
+
+    documents: int = 0
+    sections: int = 0
+    chunks: int = 0
+    links: int = 0
+    leases: int = 0
+    things: int = 0
+    facts: int = 0
+    facts_updated: int = 0
+    runs: int = 0
+    batches: int = 0
+    refused: tuple[str, ...] = ()
+    not_found: tuple[str, ...] = ()
+    limits_reached: tuple[Limit, ...] = ()
+    elapsed_seconds: float = 0.0
+
+
+class RemovalPreview(Value):
+    """What a reset would remove, counted by reading only: documents, sections and chunks."""
+
+    documents: int
+    sections: int
+    chunks: int
+
+
+class HealthFindingItem(Value):
+    """One finding: its stable code, how many elements have it, and ids or names (never text)."""
+
+    code: HealthFinding
+    count: int = Field(ge=1)
+    detail: str | None = None
+
+
+class HealthReport(Value):
+    """The health report: findings in the order of :class:`HealthFinding`; none means healthy."""
+
+    findings: tuple[HealthFindingItem, ...] = ()
+
+    @property
+    def healthy(self) -> bool:
+        return not self.findings
+
+    def count(self, code: HealthFinding) -> int:
+        """The count of ``code``'s finding, 0 when absent."""
+        return sum(item.count for item in self.findings if item.code == code)
+
+    @property
+    def codes(self) -> tuple[HealthFinding, ...]:
+        return tuple(item.code for item in self.findings)
+
+
+__all__ = [
+    "MAX_FACT_UPDATES",
+    "HealthFindingItem",
+    "HealthReport",
+    "RemovalPreview",
+    "RemovalReport",
+    "ResetScope",
+]

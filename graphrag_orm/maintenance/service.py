@@ -1,0 +1,282 @@
+"""The maintenance service: re-ingest what changed, remove documents, clean up, check health.
+
+Every delete is explicit and bounded (see :mod:`graphrag_orm.maintenance.removal`):
+by key, never ``DETACH DELETE``, links before nodes, in pages; documents in batches
+of at most ``batch_documents`` and ``batch_bytes``, one transaction each, each
+document whole or not at all. Only what the toolkit wrote is removed (see
+:mod:`graphrag_orm.maintenance.ownership`): anything else under its labels makes the
+call refused with ``GraphRefused("foreign-graph")``.
+
+What is never done: the schema is never changed, an unexpired lease is never
+deleted, a running run's node is never deleted, and a relationship the toolkit does
+not own is never detached.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+
+from neomodel import adb
+from pydantic import Field
+
+from graphrag_orm.embeddings.sets import EmbeddingSet
+from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.ingestion import IngestionReceipt, IngestionService
+from graphrag_orm.maintenance.health import HealthChecks
+from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
+from graphrag_orm.maintenance.ownership import Ownership, counted, merge_stamps
+from graphrag_orm.maintenance.removal import BatchRemover, RemovalTotals
+from graphrag_orm.maintenance.reports import (
+    MAX_FACT_UPDATES,
+    HealthReport,
+    RemovalPreview,
+    RemovalReport,
+    ResetScope,
+)
+from graphrag_orm.maintenance.scope import DocumentSize, ScopeReader
+from graphrag_orm.models import LexicalModel
+from graphrag_orm.schema import Schema, SchemaDefinition
+from graphrag_orm.sources import Source
+from graphrag_orm.tracing import SpanName, span
+from graphrag_orm.values import Limit, Options
+
+MIB = 1 << 20
+
+
+class MaintenanceOptions(Options):
+    """Bounds of removal; a value outside them is ``ConfigurationError("invalid-option")``."""
+
+    batch_documents: int = Field(100, ge=1, le=1_000, description="documents per batch (one transaction)")
+    batch_bytes: int = Field(8 * MIB, ge=1 << 10, le=256 * MIB, description="source bytes per batch")
+    page_size: int = Field(1_000, ge=1, le=100_000, description="elements touched per statement")
+    max_fact_updates: int = Field(
+        100_000, ge=1, le=10_000_000, description="facts one batch may update; over it the batch is halved"
+    )
+
+
+class MaintenanceService:
+    """Maintenance of one layout and embedding set.
+
+    ``ingestion`` is needed only by :meth:`reingest_changed`; ``expected_schema``
+    defaults to ``Schema.definitions(model.layout, embedding_set)``; ``knowledge`` is
+    the extraction's :class:`KnowledgeMaintenance` (without it, a relationship the
+    layout does not own on a document, section or chunk refuses its batch).
+    Bounds: ``batch_documents`` 1..1,000 (100), ``batch_bytes`` 1 KiB..256 MiB
+    (8 MiB), ``page_size`` 1..100,000 (1,000), ``max_fact_updates`` 1..10,000,000
+    (100,000); outside them ``ConfigurationError("invalid-option")``.
+    """
+
+    def __init__(
+        self,
+        model: LexicalModel,
+        embedding_set: EmbeddingSet,
+        *,
+        ingestion: IngestionService | None = None,
+        expected_schema: Sequence[SchemaDefinition] | None = None,
+        knowledge: KnowledgeMaintenance | None = None,
+        batch_documents: int = 100,
+        batch_bytes: int = 8 * MIB,
+        page_size: int = 1_000,
+        max_fact_updates: int = 100_000,
+    ) -> None:
+        self.options = MaintenanceOptions(
+            batch_documents=batch_documents,
+            batch_bytes=batch_bytes,
+            page_size=page_size,
+            max_fact_updates=max_fact_updates,
+        )
+        self.model = model
+        self.embedding_set = embedding_set
+        self.ingestion = ingestion
+        self.knowledge = knowledge
+        self.expected_schema = (
+            list(expected_schema) if expected_schema is not None else Schema.definitions(model.layout, embedding_set)
+        )
+        self._ownership = Ownership(model)
+        self._remover = BatchRemover(
+            model,
+            ownership=self._ownership,
+            knowledge=knowledge,
+            page_size=self.options.page_size,
+            max_fact_updates=self.options.max_fact_updates,
+        )
+        self._scope = ScopeReader(model, self._remover.allowed_types)
+        self._health = HealthChecks(model, embedding_set, self.expected_schema, knowledge=knowledge)
+
+    # ----------------------------------------------------------------- ingest
+
+    async def reingest_changed(self, sources: Iterable[Source]) -> IngestionReceipt:
+        """Ingest ``sources`` again: documents whose content and settings are unchanged are skipped.
+
+        A changed document is replaced in its own transaction by the ingestion
+        service (its previous chunks deleted by key). Raises
+        ``ConfigurationError("invalid-option")`` when the service was built without an
+        ingestion service.
+        """
+        if self.ingestion is None:
+            raise ConfigurationError(
+                "invalid-option", "MaintenanceService needs an IngestionService (ingestion=...) to re-ingest"
+            )
+        return await self.ingestion.ingest(sources)
+
+    # ----------------------------------------------------------------- removal
+
+    async def remove_source(self, document_id: str) -> RemovalReport:
+        """Remove one document whole: its sections, chunks, links, expired lease, and (with the
+        extension) its mentions and quotes, taking it off its facts. One transaction.
+
+        Raises ``GraphRefused("foreign-graph")`` (nothing changed) when anything it
+        would remove was not written by the toolkit. An id with nothing stored is
+        reported in ``not_found`` (with the extension, it is still taken off the facts
+        that list it).
+        """
+        if not document_id:
+            raise ConfigurationError("invalid-option", "remove_source needs a document id")
+        return await self.reset(ResetScope(document_ids=(document_id,)))
+
+    async def reset(self, scope: ResetScope | None = None) -> RemovalReport:
+        """Remove the documents of ``scope`` in batches; ``ResetScope()`` (the default) removes every one.
+
+        Every document is removed whole with its sections, chunks, links and expired
+        lease. By ids, sections and chunks left under an id whose document is gone go
+        too; a reset of everything also removes every such orphan group. A reset by
+        run or of everything then removes the ``IngestionRun`` nodes of those runs (of
+        all runs) that have finished and that nothing names any more. The schema stays.
+
+        Refusals, ``GraphRefused("foreign-graph")``: a reset of everything checks the
+        whole lexical graph first and is refused untouched if anything under the
+        layout's labels and types lacks a known run id, or carries a relationship the
+        toolkit does not own. A scoped reset checks its documents first, then each
+        batch before writing it; a refused batch stops the call, earlier batches stay
+        removed (each whole, as the message says).
+        """
+        scope = scope or ResetScope()
+        self._ownership.forget()
+        began = time.monotonic()
+        totals = RemovalTotals()
+        not_found: tuple[str, ...] = ()
+        with span(SpanName.REMOVE, scope="everything" if scope.is_everything else "scoped") as traced:
+            if scope.is_everything:
+                await self._check_whole_graph()
+                async for page in self._scope.all_documents():
+                    await self._remove(page, totals)
+                async for page in self._scope.orphan_groups():
+                    await self._remove(page, totals)
+                totals.runs += await self._remover.remove_runs(await self._remover.finished_runs())
+            else:
+                if scope.document_ids is not None:
+                    named = await self._scope.named_documents(scope.document_ids)
+                    await self._ownership.require_owned(
+                        {"documents": named.stamps}, what=counted(len(named.found), "documents"), known=named.known_runs
+                    )
+                    not_found = named.not_found
+                    chosen = list(named.found)
+                    if self.knowledge is not None:
+                        # Facts may still list an id with nothing else stored: take it off them.
+                        chosen += [DocumentSize(document_id, 0) for document_id in not_found]
+                if scope.run_ids is not None:
+                    strangers = await self._scope.unknown_runs_in_use(scope.run_ids)
+                    await self._ownership.require_owned(
+                        {"documents": strangers}, what=f"the documents of {counted(len(scope.run_ids), 'runs')}"
+                    )
+                if scope.document_ids is not None:
+                    await self._remove(chosen, totals)
+                if scope.run_ids is not None:
+                    async for page in self._scope.documents_of_runs(scope.run_ids):
+                        await self._remove(page, totals)
+                    totals.runs += await self._remover.remove_runs(scope.run_ids)
+            traced.set("documents", totals.documents)
+            traced.set("chunks", totals.chunks)
+            traced.set("batches", totals.batches)
+        return self._report(totals, began, not_found)
+
+    async def remove_orphans(self) -> RemovalReport:
+        """Remove sections and chunks whose document is gone, expired leases, and (with the
+        extension) things no mention points to, with their facts first.
+
+        Everything it would remove is checked first and the call is refused untouched
+        (``GraphRefused("foreign-graph")``) if anything lacks a known run id. Orphan
+        groups go in document batches; leases and things in pages, one transaction
+        each. An unexpired lease is never touched.
+        """
+        self._ownership.forget()
+        began = time.monotonic()
+        totals = RemovalTotals()
+        with span(SpanName.REMOVE, scope="orphans") as traced:
+            stamps = await self._scope.orphan_stamps()
+            stamps.update(await self._remover.expired_lease_stamps())
+            if self.knowledge is not None:
+                stamps["things and facts"] = merge_stamps({}, await self.knowledge.orphan_run_stamps())
+            await self._ownership.require_owned(stamps, what="orphans")
+            async for page in self._scope.orphan_groups():
+                await self._remove(page, totals)
+            totals.leases += await self._remover.remove_expired_leases()
+            if self.knowledge is not None:
+                await self._remove_orphan_things(totals)
+            traced.set("removed", totals.sections + totals.chunks + totals.leases + totals.things)
+            traced.set("batches", totals.batches)
+        return self._report(totals, began, ())
+
+    async def preview(self, scope: ResetScope | None = None) -> RemovalPreview:
+        """How many documents, sections and chunks ``reset(scope)`` would remove; reads only."""
+        return await self._scope.preview(scope or ResetScope())
+
+    # ----------------------------------------------------------------- health
+
+    async def check(self) -> HealthReport:
+        """The health report (see :mod:`graphrag_orm.maintenance.health`); reads only."""
+        return await self._health.check()
+
+    # ----------------------------------------------------------------- internals
+
+    async def _remove(self, documents: Sequence[DocumentSize], totals: RemovalTotals) -> None:
+        await self._remover.remove(
+            documents,
+            totals,
+            batch_documents=self.options.batch_documents,
+            batch_bytes=self.options.batch_bytes,
+        )
+
+    async def _check_whole_graph(self) -> None:
+        """Before a reset of everything: refuse untouched unless the whole lexical graph is the toolkit's."""
+        stamps, unowned = await self._scope.graph_stamps()
+        await self._ownership.require_owned(stamps, what="every document")
+        if unowned:
+            listed = ", ".join(f"{kind}: {count}" for kind, count in unowned)
+            raise Ownership.refuse(
+                "every document", f"relationships the toolkit does not own are attached to its nodes ({listed})"
+            )
+
+    async def _remove_orphan_things(self, totals: RemovalTotals) -> None:
+        assert self.knowledge is not None
+        page = self.options.page_size
+        while True:
+            async with adb.transaction:
+                removed = await self.knowledge.remove_orphan_things(page)
+            totals.things += removed.things
+            totals.facts += removed.facts
+            if removed.things < page:
+                return
+
+    def _report(self, totals: RemovalTotals, began: float, not_found: tuple[str, ...]) -> RemovalReport:
+        limits = (Limit(name=MAX_FACT_UPDATES, value=self.options.max_fact_updates),) if totals.refused else ()
+        return RemovalReport(
+            documents=totals.documents,
+            sections=totals.sections,
+            chunks=totals.chunks,
+            links=totals.links,
+            leases=totals.leases,
+            things=totals.things,
+            facts=totals.facts,
+            facts_updated=totals.facts_updated,
+            runs=totals.runs,
+            batches=totals.batches,
+            refused=tuple(totals.refused),
+            not_found=not_found,
+            limits_reached=limits,
+            elapsed_seconds=round(time.monotonic() - began, 3),
+        )
+
+
+__all__ = ["MaintenanceOptions", "MaintenanceService"]
