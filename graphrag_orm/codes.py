@@ -70,3 +70,4 @@ class LimitName(StrEnum):
     MAX_FACTS = "MaxFacts"
     INDEX_WAIT = "IndexWait"
     CONTEXT_UTF8_BYTES = "ContextUtf8Bytes"
+    MAX_FACT_UPDATES = "MaxFactUpdates"

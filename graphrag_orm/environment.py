@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 
 from graphrag_orm.chat import ChatClient, OpenAIChat
-from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder, OpenAIEmbedder
+from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder, OpenAIEmbedder, Similarity
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.facade import GraphRag
@@ -37,21 +37,28 @@ class ModelChoice:
     chat_label: str
 
 
-def embedding_set_from_env() -> EmbeddingSet:
-    """The named embedding set (GRAPHRAG_EMBEDDING_MODEL + _DIMENSIONS), else the offline one."""
-    model = os.environ.get("GRAPHRAG_EMBEDDING_MODEL")
-    dimensions = os.environ.get("GRAPHRAG_EMBEDDING_DIMENSIONS")
-    if not model and not dimensions:
+def embedding_set_from_env(
+    model: str | None = None, dimensions: int | None = None, similarity: Similarity = Similarity.COSINE
+) -> EmbeddingSet:
+    """The set named by the arguments, else by GRAPHRAG_EMBEDDING_MODEL and
+    GRAPHRAG_EMBEDDING_DIMENSIONS; neither gives the offline set. Only one of the two, or
+    dimensions that are not a number, is ``ConfigurationError("invalid-option")``."""
+    model = model or os.environ.get("GRAPHRAG_EMBEDDING_MODEL") or None
+    configured = os.environ.get("GRAPHRAG_EMBEDDING_DIMENSIONS")
+    if dimensions is None and configured:
+        try:
+            dimensions = int(configured)
+        except ValueError:
+            raise ConfigurationError(
+                "invalid-option", f"GRAPHRAG_EMBEDDING_DIMENSIONS must be a number, not {configured!r}"
+            ) from None
+    if model is None and dimensions is None:
         return OFFLINE_EMBEDDING_SET
-    if not model or not dimensions:
+    if model is None or dimensions is None:
         raise ConfigurationError(
-            "invalid-option", "set both GRAPHRAG_EMBEDDING_MODEL and GRAPHRAG_EMBEDDING_DIMENSIONS, or neither"
+            "invalid-option", "give both the embedding model and its dimensions (or neither for the offline set)"
         )
-    try:
-        size = int(dimensions)
-    except ValueError:
-        raise ConfigurationError("invalid-option", "GRAPHRAG_EMBEDDING_DIMENSIONS must be an integer") from None
-    return EmbeddingSet(model=model, dimensions=size)
+    return EmbeddingSet(model=model, dimensions=dimensions, similarity=similarity)
 
 
 def _real_endpoint() -> bool:

@@ -23,6 +23,8 @@ from graphrag_orm.extraction import Extractor, Verifier
 from graphrag_orm.ingestion import IngestionService
 from graphrag_orm.layout import Layout
 from graphrag_orm.loaders import LoaderRegistry
+from graphrag_orm.maintenance import MaintenanceService
+from graphrag_orm.maintenance.knowledge_graph import KnowledgeGraphMaintenance
 from graphrag_orm.migrate import read_live_schema
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
@@ -80,6 +82,8 @@ class GraphRag:
             extractor=extractor,
         )
         self.retriever = Retriever(self.model, embedding_set, embedder, self.options.retrieval, ontology)
+        knowledge = KnowledgeGraphMaintenance(self.model, ontology) if ontology is not None else None
+        self.maintenance = MaintenanceService(self.model, embedding_set, ingestion=self.ingestion, knowledge=knowledge)
         # Answers need a chat client; without one, retrieval still works.
         self.answers: AnswersService | None = AnswersService(self.retriever, chat) if chat is not None else None
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from graphrag_orm.cli._common import console, embedding_set_from_env, errors, run, with_database
+from graphrag_orm.cli._common import console, errors, run, with_database
+from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import ConfigurationError
-from graphrag_orm.layout import Layout
 from graphrag_orm.maintenance import HealthReport, MaintenanceService, RemovalReport, ResetScope
-from graphrag_orm.models import for_layout
 
 
 def _service() -> MaintenanceService:
-    return MaintenanceService(for_layout(Layout.DEFAULT), embedding_set_from_env())
+    return graphrag_from_env()[0].maintenance
 
 
 def health_table(report: HealthReport) -> Table:

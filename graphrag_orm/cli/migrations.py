@@ -8,8 +8,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from graphrag_orm.cli._common import console, embedding_set_from_env, run, with_database
+from graphrag_orm.cli._common import console, run, with_database
 from graphrag_orm.embeddings.sets import Similarity
+from graphrag_orm.environment import embedding_set_from_env
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, Migrator, SchemaCheck, initial_revision, next_revision, write_revision
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from graphrag_orm.codes import HealthFinding
+from graphrag_orm.codes import HealthFinding, LimitName
 from graphrag_orm.values import Limit, Options, Value
 
 #: The limit named in ``RemovalReport.limits_reached`` when a single document is listed
 #: by more facts than one batch may update (``max_fact_updates``).
-MAX_FACT_UPDATES = "MaxFactUpdates"
+MAX_FACT_UPDATES = LimitName.MAX_FACT_UPDATES.value
 
 
 class ResetScope(Options):

@@ -140,7 +140,8 @@ class MaintenanceService:
 
         Every document is removed whole with its sections, chunks, links and expired
         lease. By ids, sections and chunks left under an id whose document is gone go
-        too; a reset of everything also removes every such orphan group. A reset by
+        too; a reset of everything also removes every such orphan group and (with the
+        knowledge extension) every thing, with its facts, that no mention points to. A reset by
         run or of everything then removes the ``IngestionRun`` nodes of those runs (of
         all runs) that have finished and that nothing names any more. The schema stays.
 
@@ -163,6 +164,13 @@ class MaintenanceService:
                     await self._remove(page, totals)
                 async for page in self._scope.orphan_groups():
                     await self._remove(page, totals)
+                if self.knowledge is not None:
+                    # With every document gone, every thing is an orphan: a reset leaves none.
+                    await self._ownership.require_owned(
+                        {"things and facts": merge_stamps({}, await self.knowledge.orphan_run_stamps())},
+                        what="things",
+                    )
+                    await self._remove_orphan_things(totals)
                 totals.runs += await self._remover.remove_runs(await self._remover.finished_runs())
             else:
                 if scope.document_ids is not None:

@@ -43,12 +43,21 @@ class KnowledgeGraphMaintenance:
         return self._types
 
     def _facts_of(self, documents_param: str) -> str:
-        """Facts listing any of the documents: they touch things those documents' chunks mention."""
+        """Facts listing any of the documents.
+
+        A kept fact has both ends mentioned in a document that states it, so its facts
+        touch the things its chunks mention; a document whose chunks are already gone
+        (its facts are stale) is found by a scan of the ontology's fact types instead.
+        """
         return (
-            f"MATCH ({self.chunk}) WHERE c.{self.chunk_document} IN ${documents_param} "
-            f"MATCH (c)<-[:{self.mention}]-(t) WITH DISTINCT t "
+            f"CALL () {{ MATCH ({self.chunk}) WHERE c.{self.chunk_document} IN ${documents_param} "
+            f"MATCH (c)<-[:{self.mention}]-(t) "
             f"MATCH (t)-[f:{self.fact_types}]-() WHERE any(d IN f.documentIds WHERE d IN ${documents_param}) "
-            "WITH DISTINCT f "
+            "RETURN f "
+            f"UNION MATCH ()-[f:{self.fact_types}]->() "
+            f"WHERE any(d IN f.documentIds WHERE d IN ${documents_param}) "
+            f"AND NOT EXISTS {{ MATCH ({self.chunk}) WHERE c.{self.chunk_document} IN ${documents_param} }} "
+            "RETURN f } WITH DISTINCT f "
         )
 
     async def run_stamps(self, document_ids: Sequence[str], chunk_ids: Sequence[str]) -> RunStamps:
