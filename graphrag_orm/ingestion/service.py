@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import math
 import time
 import uuid
@@ -55,6 +56,7 @@ from graphrag_orm.unit_of_work import NodeWrites
 from graphrag_orm.values import Limit
 
 _KNOWN_CODES = frozenset(code.value for code in DocumentErrorCode)
+_log = logging.getLogger(__name__)
 
 
 class _RunCounters:
@@ -216,8 +218,10 @@ class IngestionService:
                 return DocumentOutcome(
                     document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.FAILED, error_code=code
                 )
-            except (Neo4jError, DriverError, OSError, RuntimeError, ValueError):
+            except (Neo4jError, DriverError, OSError, RuntimeError, ValueError) as error:
                 # The database went away or refused the write; the transaction rolled back.
+                # Logged by type and server code only: messages can quote document data.
+                _log.warning("document write failed: %s %s", type(error).__name__, getattr(error, "code", "") or "")
                 traced.fail(DocumentErrorCode.WRITE_FAILED.value)
                 return DocumentOutcome(
                     document_id=document_id,
@@ -275,7 +279,6 @@ class IngestionService:
         )
         with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
             chunks = await self._write(prepared, run_id)
-        keeper.released = True
         if summary is not None:
             # Counted once written, so a failed write and its rerun are not counted twice.
             counters.extraction = counters.extraction + summary

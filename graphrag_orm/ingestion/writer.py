@@ -197,6 +197,4 @@ class DocumentWriter:
                 await adb.cypher_query(statement, parameters)
             if self.knowledge is not None and prepared.knowledge is not None:
                 await self.knowledge.write(prepared.document_id, prepared.knowledge, run_id)
-            # Released in the same transaction: committed content never keeps its lease.
-            await adb.cypher_query(self.leases.release_statement, {"key": prepared.document_id, "run": run_id})
         return len(prepared.plan.chunks)

@@ -221,7 +221,8 @@ async def test_a_server_stopped_mid_run_fails_documents_with_codes_and_a_rerun_f
     receipt_of(prepared)  # applies the schema on this server and ingests once
     _wipe(settings)
 
-    process = worker(tmp_path / "corpus", "--delay", "0.05", env=env)
+    # Short leases: the documents in flight when the server stops keep theirs until they expire.
+    process = worker(tmp_path / "corpus", "--delay", "0.05", "--lease", "2", env=env)
     deadline = time.monotonic() + 120
     while _count_documents(settings) < 5:
         assert time.monotonic() < deadline, "the worker wrote nothing"
@@ -236,6 +237,7 @@ async def test_a_server_stopped_mid_run_fails_documents_with_codes_and_a_rerun_f
     assert receipt["status"] in ("Completed", "Failed")
 
     await asyncio.to_thread(start, settings)
+    await asyncio.sleep(2.5)  # the stopped run's leases expire and are taken over
     again = receipt_of(worker(tmp_path / "corpus", "--lease", "600", env=env))
     assert all(o["status"] in ("Ingested", "Unchanged") for o in again["documents"]), again  # type: ignore[attr-defined]
     assert _count_documents(settings) == len(planned)
