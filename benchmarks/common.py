@@ -1,0 +1,350 @@
+"""Shared by the ingestion and retrieval benchmarks: the corpus, the questions, the server, the load.
+
+- :func:`generate_corpus`: a deterministic Markdown corpus (seeded) whose documents
+  chunk to about ten chunks each with the chunker's defaults.
+- :func:`generate_questions`: plain-word questions drawn from the corpus's own text.
+- :class:`BenchServer`: the benchmark's own local Neo4j (``tools/neo4j/home-bench``,
+  port 7697) unless ``NEO4J_URI`` is set; stopped at the end only if it started it.
+- :func:`reset_database`: an empty graph with fresh indexes: data deleted, every
+  index and constraint dropped, the toolkit's chain applied again.
+- :class:`LoadProbe`: how busy the whole machine was while a contender ran, and how
+  much of that was this benchmark (its process, its children and the Neo4j server).
+
+Run from the repository root with the project's venv; ``benchmarks/`` is put on
+``sys.path`` by each ``run.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from neomodel import adb
+
+from graphrag_orm.connection import ConnectionSettings
+from graphrag_orm.localdb import LocalDbSettings, start, stop
+from graphrag_orm.migrate import Chain, Migrator
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH_PORT = 7697
+BENCH_HOME = "home-bench"
+BASE_URI = "https://bench.graphrag-orm.invalid/corpus/"
+NEO4J_GRAPHRAG_PYTHON = REPO / "benchmarks" / ".venv-neo4j-graphrag" / "bin" / "python"
+SCRATCH = REPO / ".benchmarks"  # git-ignored
+
+# ------------------------------------------------------------------ the corpus
+
+_ONSETS = ["b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z", "br", "st", "tr"]
+_VOWELS = ["a", "e", "i", "o", "u", "ai", "ou", "ea"]
+_CODAS = ["", "", "n", "r", "s", "l", "t", "x", "nd", "rk"]
+_FUNCTION_WORDS = ["the", "a", "of", "and", "to", "in", "is", "for", "on", "with", "as", "by", "that", "this", "it"]
+
+
+def _vocabulary(rng: random.Random, size: int) -> list[str]:
+    words: set[str] = set()
+    while len(words) < size:
+        syllables = rng.choice((1, 2, 2, 3, 3, 4))
+        word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(syllables))
+        if 3 <= len(word) <= 14:
+            words.add(word)
+    return sorted(words)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Documents as (relative file name, Markdown text), in file-name order, and the vocabulary."""
+
+    seed: int
+    documents: tuple[tuple[str, str], ...]
+    vocabulary: tuple[str, ...] = field(repr=False)
+
+    @property
+    def utf8_bytes(self) -> int:
+        return sum(len(text.encode("utf-8")) for _, text in self.documents)
+
+    def write(self, folder: Path) -> Path:
+        """Write every document under ``folder`` (emptied first of earlier ``*.md`` files)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("*.md"):
+            old.unlink()
+        for name, text in self.documents:
+            (folder / name).write_text(text, encoding="utf-8")
+        return folder
+
+
+def generate_corpus(seed: int = 52, documents: int = 2_000) -> Corpus:
+    """``documents`` Markdown documents of 13 to 20 KB, the same bytes for the same seed.
+
+    Each has a title, an introduction and three to five ``##`` sections (some with a
+    ``###`` subsection) of prose paragraphs, with an occasional list or fenced code
+    block. Words come from a 6,000-word made-up vocabulary, Zipf-weighted, and each
+    document leans on its own 40 topic words, so documents differ the way real ones do.
+    With ``ChunkerOptions()`` (2,048 bytes, one paragraph of overlap) this gives about
+    ten chunks per document.
+    """
+    rng = random.Random(seed)
+    vocabulary = _vocabulary(rng, 6_000)
+    weights = [1.0 / (rank + 1) ** 0.9 for rank in range(len(vocabulary))]
+    shuffled = vocabulary[:]
+    rng.shuffle(shuffled)  # Zipf ranks independent of alphabetical order
+    cumulative: list[float] = []
+    total = 0.0
+    for weight in weights:
+        total += weight
+        cumulative.append(total)
+
+    def common(count: int) -> list[str]:
+        return rng.choices(shuffled, cum_weights=cumulative, k=count)
+
+    def sentence(topic: Sequence[str]) -> str:
+        words: list[str] = []
+        for _ in range(rng.randint(7, 18)):
+            roll = rng.random()
+            if roll < 0.35:
+                words.append(rng.choice(_FUNCTION_WORDS))
+            elif roll < 0.65:
+                words.append(rng.choice(topic))
+            else:
+                words.extend(common(1))
+        text = " ".join(words)
+        return text[0].upper() + text[1:] + rng.choice("...?")
+
+    def paragraph(topic: Sequence[str]) -> str:
+        return " ".join(sentence(topic) for _ in range(rng.randint(3, 7)))
+
+    def heading(topic: Sequence[str], words: int) -> str:
+        return " ".join(w.capitalize() for w in rng.sample(list(topic), words))
+
+    out: list[tuple[str, str]] = []
+    for number in range(documents):
+        topic = rng.sample(vocabulary, 40)
+        parts = [f"# {heading(topic, 4)}\n\n", paragraph(topic) + "\n\n"]
+        for _ in range(rng.randint(3, 5)):
+            parts.append(f"## {heading(topic, 3)}\n\n")
+            for _ in range(rng.randint(4, 7)):
+                roll = rng.random()
+                if roll < 0.08:
+                    parts.append("".join(f"- {sentence(topic)}\n" for _ in range(rng.randint(3, 6))) + "\n")
+                elif roll < 0.12:
+                    body = "\n".join(f"{w}_{i} = {i}" for i, w in enumerate(rng.sample(topic, 6)))
+                    parts.append(f"```python\n{body}\n```\n\n")
+                else:
+                    parts.append(paragraph(topic) + "\n\n")
+            if rng.random() < 0.3:
+                parts.append(f"### {heading(topic, 2)}\n\n")
+                parts.extend(paragraph(topic) + "\n\n" for _ in range(rng.randint(2, 4)))
+        out.append((f"doc-{number:05d}.md", "".join(parts)))
+    return Corpus(seed=seed, documents=tuple(out), vocabulary=tuple(vocabulary))
+
+
+_WORD = re.compile(r"[a-z]{3,}")
+
+
+def generate_questions(corpus: Corpus, count: int = 200, seed: int = 7) -> list[str]:
+    """``count`` questions of four to eight plain lower-case words from random passages.
+
+    No Lucene syntax characters, so every contender can send the words as they are.
+    """
+    rng = random.Random(seed)
+    questions: list[str] = []
+    while len(questions) < count:
+        _, text = rng.choice(corpus.documents)
+        words = [w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS]
+        start = rng.randrange(max(1, len(words) - 40))
+        window = words[start : start + 40]
+        chosen = list(dict.fromkeys(rng.sample(window, min(len(window), rng.randint(4, 8)))))
+        lead = rng.choice(("what is", "how does", "why", "where is", "which"))
+        questions.append(f"{lead} {' '.join(chosen)}")
+    return questions
+
+
+# ------------------------------------------------------------------ the server
+
+
+class BenchServer:
+    """The benchmark's database: NEO4J_URI when set, else its own local server on port 7697.
+
+    ``with BenchServer() as server``: ``server.settings`` connects, ``server.server_pid``
+    is the local server's process (None for NEO4J_URI). The local server is stopped on
+    exit only if this benchmark started it.
+    """
+
+    def __init__(self) -> None:
+        self.local: LocalDbSettings | None = None
+        self.started = False
+        self.settings = ConnectionSettings.from_env()
+
+    def __enter__(self) -> BenchServer:
+        if os.environ.get("NEO4J_URI"):
+            return self
+        self.local = LocalDbSettings.from_env(home_name=BENCH_HOME, port=BENCH_PORT)
+        began = time.monotonic()
+        result = start(self.local)
+        self.started = not result.message.startswith("already")
+        print(f"neo4j: {result.message} ({time.monotonic() - began:.1f} s, home tools/neo4j/{BENCH_HOME})")
+        self.settings = ConnectionSettings(uri=self.local.uri, password=self.local.password)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.local is not None and self.started:
+            print(f"neo4j: {stop(self.local).message}")
+
+    @property
+    def server_pid(self) -> int | None:
+        if self.local is None:
+            return None
+        try:
+            return int(self.local.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+
+async def reset_database() -> None:
+    """Delete all data, drop every index and constraint, apply the toolkit's chain again."""
+    await adb.cypher_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
+    rows, _ = await adb.cypher_query("SHOW CONSTRAINTS YIELD name RETURN name")
+    for (name,) in rows:
+        await adb.cypher_query(f"DROP CONSTRAINT `{name}` IF EXISTS")
+    rows, _ = await adb.cypher_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")
+    for (name,) in rows:
+        await adb.cypher_query(f"DROP INDEX `{name}` IF EXISTS")
+    await Migrator(Chain.load()).apply()
+
+
+async def server_version() -> str:
+    rows, _ = await adb.cypher_query("CALL dbms.components() YIELD versions, edition RETURN versions[0], edition")
+    return f"{rows[0][0]} {rows[0][1]}"
+
+
+# ------------------------------------------------------------------ the load
+
+
+def _cpu_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine since boot."""
+    with open("/proc/stat") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def _process_jiffies(pid: int) -> int:
+    """utime + stime + waited-for children's cutime + cstime of one process (0 when gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return sum(int(v) for v in fields[11:15])
+
+
+@dataclass
+class LoadReport:
+    """CPU over one interval, in core-seconds and as shares of the machine's cores."""
+
+    seconds: float
+    machine_busy: float  # share of all cores busy, 0..1
+    client_cpu: float  # core-seconds of this process and the subprocesses it waited for
+    server_cpu: float  # core-seconds of the Neo4j server (0 when not ours)
+    load_average: tuple[float, float, float]
+
+    @property
+    def ours_busy(self) -> float:
+        """Share of all cores used by this benchmark, its subprocesses and the server."""
+        cores = os.cpu_count() or 1
+        return min(self.machine_busy, (self.client_cpu + self.server_cpu) / (self.seconds * cores))
+
+    @property
+    def others_busy(self) -> float:
+        return max(0.0, self.machine_busy - self.ours_busy)
+
+    def describe(self) -> str:
+        return (
+            f"machine {self.machine_busy:.0%} busy of {os.cpu_count()} cores (others {self.others_busy:.0%}, "
+            f"load average {self.load_average[0]:.2f}); CPU client {self.client_cpu:.1f} s, "
+            f"server {self.server_cpu:.1f} s"
+        )
+
+
+class LoadProbe:
+    """Measures machine CPU and this benchmark's own CPU over an interval (Linux /proc; zeros elsewhere).
+
+    The client is this process plus the subprocesses it has waited for (neo4j-graphrag's
+    side); the server is the Neo4j process, when this benchmark knows its pid.
+    """
+
+    def __init__(self, server_pid: int | None) -> None:
+        self.server_pid = server_pid
+        self.available = os.path.exists("/proc/stat")
+        self._began = 0.0
+        self._machine = (0, 0)
+        self._client = 0
+        self._server = 0
+
+    def __enter__(self) -> LoadProbe:
+        self._began = time.monotonic()
+        if self.available:
+            self._machine = _cpu_jiffies()
+            self._client = _process_jiffies(os.getpid())
+            self._server = _process_jiffies(self.server_pid) if self.server_pid else 0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def report(self) -> LoadReport:
+        seconds = time.monotonic() - self._began
+        if not self.available:
+            return LoadReport(seconds, 0.0, 0.0, 0.0, os.getloadavg())
+        tick = os.sysconf("SC_CLK_TCK")
+        busy, total = _cpu_jiffies()
+        machine_busy = (busy - self._machine[0]) / max(1, total - self._machine[1])
+        client = (_process_jiffies(os.getpid()) - self._client) / tick
+        server = ((_process_jiffies(self.server_pid) - self._server) / tick) if self.server_pid else 0.0
+        return LoadReport(seconds, machine_busy, client, server, os.getloadavg())
+
+
+def machine_description() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            kib = int(meminfo.readline().split()[1])
+            memory = f", {kib / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{model}, {os.cpu_count()} cores{memory}; CPython {platform.python_version()}, {platform.system()}"
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A Markdown table, columns padded (numbers right-aligned), ready to paste."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [
+            str(c).rjust(w) if i and _numeric(str(c)) else str(c).ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "| " + " | ".join(padded) + " |"
+
+    print(line(headers))
+    print("|" + "|".join(("-" * (w + 1) + ":") if i else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|")
+    for row in rows:
+        print(line(row))
+
+
+def _numeric(cell: str) -> bool:
+    return bool(re.match(r"^[\d,.]+\s*(x|ms|s|%)?(\s*\(.*\))?$", cell))

@@ -1,0 +1,359 @@
+"""Hybrid retrieval latency: graphrag-orm against the raw index queries and neo4j-graphrag, in one run.
+
+Ingests the ingestion benchmark's corpus (2,000 documents, about 20,000 chunks) with
+graphrag-orm, then asks 200 generated questions, each contender after a warm-up pass:
+
+- **graphrag-orm**: ``Retriever.retrieve(question, Retrievers.hybrid())``: the question's
+  vector, the vector route (Cypher 25 ``SEARCH``) and the full-text route
+  (``db.index.fulltext.queryNodes``) at once, rank fusion, one details query for the
+  items that can enter the budget, one neighbours query, the evidence values.
+- **floor**: the two raw index queries, the same text with the same parameters and
+  limits, one after the other in one session, on precomputed vectors: nothing else.
+- **neo4j-graphrag** 1.22.0: ``HybridRetriever`` on our vector and full-text indexes,
+  given the same query vectors and the same Lucene query text, ``top_k`` = our
+  candidates per route; in its own venv, as a subprocess reading the same questions.
+
+graphrag-orm and the floor alternate question by question, so machine load falls on
+both alike. Reports p50 and p95 per contender and the ratios.
+
+    .venv/bin/python benchmarks/retrieve/run.py
+    .venv/bin/python benchmarks/retrieve/run.py --documents 200 --questions 50   # a quick look
+
+Set NEO4J_URI (and NEO4J_PASSWORD) to use another server; the benchmark wipes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import (
+    BASE_URI,
+    NEO4J_GRAPHRAG_PYTHON,
+    SCRATCH,
+    BenchServer,
+    LoadProbe,
+    LoadReport,
+    generate_corpus,
+    generate_questions,
+    machine_description,
+    print_table,
+    reset_database,
+    server_version,
+)
+from neomodel import adb
+
+from graphrag_orm.chunking import Chunker, ChunkerOptions
+from graphrag_orm.connection import ConnectionSettings, connect, disconnect
+from graphrag_orm.embeddings import HashingEmbedder
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.ingestion import IngestionOptions, IngestionService
+from graphrag_orm.layout import Layout
+from graphrag_orm.models import for_layout
+from graphrag_orm.retrieval import RetrievalOptions, Retriever, Retrievers, to_query
+from graphrag_orm.sources import Sources
+
+HERE = Path(__file__).resolve().parent
+NEO4J_GRAPHRAG_SIDE = HERE / "neo4j_graphrag_side.py"
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    lucene: str  # what graphrag-orm's full-text route sends (to_query)
+    vector: list[float]
+
+
+@dataclass
+class Latencies:
+    name: str
+    seconds: list[float]
+    load: LoadReport | None = None
+    note: str = ""
+
+    def percentile(self, p: float) -> float:
+        """The nearest-rank percentile: the smallest latency with ``p`` percent at or below it."""
+        ordered = sorted(self.seconds)
+        rank = max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))
+        return ordered[rank]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def p95(self) -> float:
+        return self.percentile(95)
+
+
+# ------------------------------------------------------------------ the contenders
+
+
+class Floor:
+    """The two index queries graphrag-orm's hybrid route runs, as it renders them, and nothing else."""
+
+    def __init__(self, retriever: Retriever, options: RetrievalOptions) -> None:
+        label, key = retriever.chunks.label, retriever.chunks.key
+        self.vector_query = (
+            f"MATCH (c:{label}) SEARCH c IN (VECTOR INDEX {retriever.vector_index} FOR $vector LIMIT $fetch) "
+            f"SCORE AS score RETURN c.{key}, score"
+        )
+        self.fulltext_query = (
+            "CALL db.index.fulltext.queryNodes($index, $query, {limit: $fetch}) YIELD node AS c, score "
+            f"RETURN c.{key}, score"
+        )
+        self.fulltext_index = retriever.fulltext_index
+        self.fetch = options.candidates_per_route
+
+    async def ask(self, question: Question) -> int:
+        driver = adb.driver
+        assert driver is not None
+        async with driver.session(database=getattr(adb, "_database_name", None)) as session:
+            vector = await (
+                await session.run(self.vector_query, {"vector": question.vector, "fetch": self.fetch})
+            ).values()
+            text = await (
+                await session.run(
+                    self.fulltext_query, {"index": self.fulltext_index, "query": question.lucene, "fetch": self.fetch}
+                )
+            ).values()
+        return len(vector) + len(text)
+
+
+async def ask_ours(retriever: Retriever, options: RetrievalOptions, question: Question) -> int:
+    evidence = await retriever.retrieve(question.text, options)
+    return len(evidence.items)
+
+
+def neo4j_graphrag(
+    questions_file: Path, settings: ConnectionSettings, retriever: Retriever, top_k: int, rounds: int
+) -> Latencies:
+    if not NEO4J_GRAPHRAG_PYTHON.is_file():
+        raise SystemExit("neo4j-graphrag's venv is missing: run `bash benchmarks/setup-neo4j-graphrag.sh` first")
+    env = dict(os.environ, NEO4J_URI=settings.uri, NEO4J_USER=settings.user, NEO4J_PASSWORD=settings.password)
+    command = [
+        str(NEO4J_GRAPHRAG_PYTHON),
+        str(NEO4J_GRAPHRAG_SIDE),
+        "--questions",
+        str(questions_file),
+        "--vector-index",
+        retriever.vector_index,
+        "--fulltext-index",
+        retriever.fulltext_index,
+        "--top-k",
+        str(top_k),
+        "--rounds",
+        str(rounds),
+    ]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"neo4j-graphrag side failed ({result.returncode}):\n{result.stderr[-4000:]}")
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    return Latencies(
+        "neo4j-graphrag HybridRetriever",
+        report["seconds"],
+        note=f"{report['items_per_question']:.1f} items per question",
+    )
+
+
+# ------------------------------------------------------------------ where ours spends its time
+
+
+@contextlib.contextmanager
+def timing_statements() -> Iterator[list[tuple[str, float, float]]]:
+    """Records (kind, start, end) of every neomodel statement while active."""
+    records: list[tuple[str, float, float]] = []
+    original = adb.cypher_query
+
+    async def timed(query: str, params: dict[str, Any] | None = None, *args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return await original(query, params, *args, **kwargs)
+        finally:
+            records.append((_kind(query), began, time.perf_counter()))
+
+    adb.cypher_query = timed  # type: ignore[method-assign]
+    try:
+        yield records
+    finally:
+        adb.cypher_query = original  # type: ignore[method-assign]
+
+
+def _kind(query: str) -> str:
+    if "SEARCH c IN (VECTOR INDEX" in query:
+        return "vector"
+    if "db.index.fulltext.queryNodes" in query:
+        return "full-text"
+    if "OPTIONAL MATCH (d:" in query:
+        return "details"
+    if "UNION MATCH (n:" in query:
+        return "neighbours"
+    return "other"
+
+
+async def breakdown(retriever: Retriever, options: RetrievalOptions, questions: list[Question]) -> None:
+    """Per question: the routes (concurrent), details, neighbours and what is left (Python)."""
+    phases: dict[str, list[float]] = {"total": [], "routes": [], "details": [], "neighbours": [], "rest": []}
+    statements: list[int] = []
+    for question in questions:
+        with timing_statements() as records:
+            began = time.perf_counter()
+            await retriever.retrieve(question.text, options)
+            total = time.perf_counter() - began
+        routes = [r for r in records if r[0] in ("vector", "full-text")]
+        span = max(r[2] for r in routes) - min(r[1] for r in routes)
+        details = sum(r[2] - r[1] for r in records if r[0] == "details")
+        neighbours = sum(r[2] - r[1] for r in records if r[0] == "neighbours")
+        phases["total"].append(total)
+        phases["routes"].append(span)
+        phases["details"].append(details)
+        phases["neighbours"].append(neighbours)
+        phases["rest"].append(total - span - details - neighbours)
+        statements.append(len(records))
+    print(
+        f"\n## Where graphrag-orm's time goes ({len(questions)} questions, medians; "
+        f"{statistics.mean(statements):.0f} statements per question)\n"
+    )
+    print_table(
+        ["Phase", "Median"],
+        [
+            ["whole retrieve()", _ms(statistics.median(phases["total"]))],
+            [
+                "vector and full-text routes, concurrent (first start to last end)",
+                _ms(statistics.median(phases["routes"])),
+            ],
+            ["details query", _ms(statistics.median(phases["details"]))],
+            ["neighbours query", _ms(statistics.median(phases["neighbours"]))],
+            [
+                "the rest: embedding the question, fusion, budget, values, event loop",
+                _ms(statistics.median(phases["rest"])),
+            ],
+        ],
+    )
+    embedder = HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions)
+    began = time.perf_counter()
+    for question in questions:
+        embedder.embed_one(question.text)
+    print(f"\n(embedding a question alone: {_ms((time.perf_counter() - began) / len(questions))})")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+# ------------------------------------------------------------------ main
+
+
+async def main(args: argparse.Namespace) -> None:
+    print(f"machine: {machine_description()}")
+    corpus = generate_corpus(args.seed, args.documents)
+    folder = corpus.write(SCRATCH / f"retrieve-corpus-s{args.seed}-n{args.documents}")
+    embedder = HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions)
+    questions = [
+        Question(text, to_query(text), embedder.embed_one(text)[0])
+        for text in generate_questions(corpus, args.questions, seed=args.seed)
+    ]
+    questions_file = SCRATCH / "retrieve-questions.json"
+    questions_file.write_text(json.dumps([q.__dict__ for q in questions]), encoding="utf-8")
+    print(f"corpus: {len(corpus.documents):,} documents, {corpus.utf8_bytes / 1e6:.1f} MB; {len(questions)} questions")
+    with BenchServer() as server:
+        settings = server.settings
+        driver = await connect(settings)
+        try:
+            print(f"server: Neo4j {await server_version()} at {settings.uri}")
+            await reset_database()
+            service = IngestionService(
+                for_layout(Layout.DEFAULT),
+                OFFLINE_EMBEDDING_SET,
+                HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+                chunker=Chunker(ChunkerOptions()),
+                options=IngestionOptions(),
+            )
+            began = time.perf_counter()
+            receipt = await service.ingest(Sources.folder(folder, base_uri=BASE_URI))
+            print(
+                f"ingested by graphrag-orm: {receipt.chunks_written:,} chunks in {time.perf_counter() - began:.0f} s "
+                f"({receipt.failed} failed)"
+            )
+            await adb.cypher_query("CALL db.awaitIndexes(300)")
+            print(f"load before: load average {os.getloadavg()[0]:.2f}\n")
+
+            options = Retrievers.hybrid()
+            retriever = Retriever(for_layout(Layout.DEFAULT), OFFLINE_EMBEDDING_SET, HashingEmbedder(256), options)
+            floor = Floor(retriever, options)
+            ours = Latencies("graphrag-orm Retriever.retrieve (hybrid)", [])
+            raw = Latencies("floor: the two index queries, back to back", [])
+            items = 0
+            for question in questions:  # warm-up: every question once, each contender
+                items += await ask_ours(retriever, options, question)
+                await floor.ask(question)
+            with LoadProbe(server.server_pid) as probe:
+                for _ in range(args.rounds):
+                    for index, question in enumerate(questions):
+                        pair = [("ours", ours), ("floor", raw)]
+                        for name, into in pair if index % 2 == 0 else reversed(pair):
+                            began = time.perf_counter()
+                            if name == "ours":
+                                await ask_ours(retriever, options, question)
+                            else:
+                                await floor.ask(question)
+                            into.seconds.append(time.perf_counter() - began)
+            ours.load = raw.load = probe.report()
+            ours.note = f"{items / len(questions):.1f} evidence items per question"
+            with LoadProbe(server.server_pid) as probe:
+                theirs = neo4j_graphrag(questions_file, settings, retriever, options.candidates_per_route, args.rounds)
+            theirs.load = probe.report()
+            report([ours, raw, theirs], args.rounds, len(questions))
+            await breakdown(retriever, options, questions)
+            await reset_database()
+        finally:
+            await disconnect(driver)
+
+
+def report(results: list[Latencies], rounds: int, questions: int) -> None:
+    ours = results[0]
+    print(f"\n{questions} questions x {rounds} rounds after one warm-up pass each:\n")
+    rows = []
+    for result in results:
+        ratio = "" if result is ours else f"{ours.p50 / result.p50:.2f}x / {ours.p95 / result.p95:.2f}x"
+        rows.append(
+            [
+                result.name,
+                _ms(result.p50),
+                _ms(result.p95),
+                ratio,
+                f"{result.load.machine_busy:.0%}" if result.load else "",
+            ]
+        )
+    print_table(["Contender", "p50", "p95", "graphrag-orm / this (p50 / p95)", "Machine busy"], rows)
+    for result in results:
+        parts = [part for part in (result.note, result.load.describe() if result.load else "") if part]
+        if parts:
+            print(f"- {result.name}: {'; '.join(parts)}")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--documents", type=int, default=2_000)
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes over the questions")
+    parser.add_argument("--seed", type=int, default=52)
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(parse_args()))
