@@ -87,6 +87,19 @@ class NodeWrites:
         """Create one node per row (the key's uniqueness constraint refuses duplicates)."""
         return f"UNWIND $rows AS row CREATE (n:{self.label}) SET n = row"
 
+    def create_linked_statement(self, edge: EdgeWrites) -> str:
+        """Create one node per row and its ``edge`` to the node found by key, in one statement.
+
+        Rows are ``{"props": <row>, "target": <key>, "edge": <edge props>}``; the edge is
+        declared on this class, so it is stored from the new node to its target.
+        """
+        target = NodeWrites(edge.target)
+        return (
+            f"UNWIND $rows AS row CREATE (n:{self.label}) SET n = row.props WITH n, row "
+            f"MATCH (t:{target.label} {{{target.key}: row.target}}) "
+            f"CREATE (n)-[r:{edge.relationship_type}]->(t) SET r = row.edge"
+        )
+
     def upsert_statement(self) -> str:
         """Create or update one node per row by key; nulls remove properties."""
         return f"UNWIND $rows AS row MERGE (n:{self.label} {{{self.key}: row.{self.key}}}) SET n += row"
@@ -133,8 +146,8 @@ class EdgeWrites:
         props = {db: _deflate(prop, values.get(attr)) for attr, (db, prop) in self.properties.items()}
         return {"source": source_key, "target": target_key, "props": props}
 
-    def create_statement(self) -> str:
-        """Create one edge per row between nodes found by key, stored source to target."""
+    @functools.cached_property
+    def _statement(self) -> str:
         source = NodeWrites(self.source)
         target = NodeWrites(self.target)
         return (
@@ -143,3 +156,11 @@ class EdgeWrites:
             f"MATCH (b:{target.label} {{{target.key}: row.target}}) "
             f"CREATE (a)-[r:{self.relationship_type}]->(b) SET r = row.props"
         )
+
+    def create_statement(self) -> str:
+        """Create one edge per row between nodes found by key, stored source to target."""
+        return self._statement
+
+    def props(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The edge's own properties by stored name, deflated."""
+        return {db: _deflate(prop, values.get(attr)) for attr, (db, prop) in self.properties.items()}

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from neo4j.exceptions import DriverError, Neo4jError
 from neomodel import adb
@@ -46,7 +46,7 @@ class Leases:
         self._takeover = (
             f"MATCH (l:{label} {{{key}: $key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "
             f"WITH l WHERE l.{expires} <= datetime() "
-            f"SET l.{run} = $run, l.{expires} = datetime() + duration({{milliseconds: $ms}}) RETURN count(l)"
+            f"SET l.{run} = $run, l.{expires} = datetime() + duration({{milliseconds: $ms}})"
         )
         #: Also run first inside each document's write transaction.
         self.renew_statement = (
@@ -68,16 +68,23 @@ class Leases:
     def _ms(self) -> int:
         return int(self.duration_seconds * 1000)
 
-    async def acquire(self, key: str, run_id: str) -> None:
-        """Insert the lease, or take over an expired one; else ``DocumentFailure("lease-held")``."""
+    async def acquire(self, key: str, run_id: str, *, then: str = "RETURN 1") -> list[Any]:
+        """Insert the lease, or take over an expired one; else ``DocumentFailure("lease-held")``.
+
+        ``then`` is a read that continues the same statement once the lease is held
+        (``$key`` is in scope), so what it reads was read under the lease, in the same
+        round trip; its first row is returned.
+        """
+        params = {"key": key, "run": run_id, "ms": self._ms}
         try:
-            await adb.cypher_query(self._insert, {"key": key, "run": run_id, "ms": self._ms})
-            return
+            rows, _ = await adb.cypher_query(f"{self._insert} WITH l {then}", params)
+            return list(rows[0]) if rows else []
         except (UniqueProperty, ConstraintValidationFailed):
             pass
-        rows, _ = await adb.cypher_query(self._takeover, {"key": key, "run": run_id, "ms": self._ms})
-        if rows[0][0] != 1:
+        rows, _ = await adb.cypher_query(f"{self._takeover} WITH l {then}", params)
+        if not rows:
             raise DocumentFailure(DocumentErrorCode.LEASE_HELD, "another run holds this document's lease")
+        return list(rows[0])
 
     def renew_parameters(self, key: str, run_id: str) -> dict[str, object]:
         return {"key": key, "run": run_id, "ms": self._ms}
@@ -99,10 +106,12 @@ class Leases:
         return int(rows[0][0]) if rows else 0
 
     @contextlib.asynccontextmanager
-    async def held(self, key: str, run_id: str) -> AsyncIterator[LeaseKeeper]:
-        """Acquire, keep renewed every third of the duration, and release (also on failure)."""
-        await self.acquire(key, run_id)
+    async def held(self, key: str, run_id: str, *, then: str = "RETURN 1") -> AsyncIterator[LeaseKeeper]:
+        """Acquire (reading ``then`` under the lease), keep renewed every third of the duration,
+        and release (also on failure). What ``then`` read is ``keeper.read``."""
+        read = await self.acquire(key, run_id, then=then)
         keeper = LeaseKeeper(self, key, run_id)
+        keeper.read = read
         keeper.start()
         try:
             yield keeper
@@ -123,6 +132,8 @@ class LeaseKeeper:
         self._run_id = run_id
         self._lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        #: The first row of the read made under the lease when it was taken.
+        self.read: list[Any] = []
 
     @property
     def lost(self) -> bool:

@@ -181,11 +181,12 @@ class IngestionService:
 
         async def one(source: Source) -> DocumentOutcome:
             async with documents:
-                outcome = await self._ingest_document(source, run_id, lanes, counters)
+                outcome = await self._ingest_document(source, run_id, lanes, counters, states.get(source.document_id))
             if progress is not None:
                 progress(outcome)
             return outcome
 
+        states = await self._prefetch_states(sources)
         tasks = [asyncio.create_task(one(source)) for source in sources]
         try:
             return list(await asyncio.gather(*tasks))
@@ -196,18 +197,24 @@ class IngestionService:
             raise
 
     async def _ingest_document(
-        self, source: Source, run_id: str, lanes: asyncio.Semaphore, counters: _RunCounters
+        self,
+        source: Source,
+        run_id: str,
+        lanes: asyncio.Semaphore,
+        counters: _RunCounters,
+        stored: list[Any] | None = None,
     ) -> DocumentOutcome:
         document_id = source.document_id
         with span(SpanName.DOCUMENT, run_id=run_id, document_id=document_id) as traced:
             try:
                 loaded = await self.loaders.load(source)
-                if await self._is_unchanged(source, loaded):
+                # Read for the whole run up front; checked again under the lease below.
+                if self._compare(stored, source, loaded) == "unchanged":
                     traced.set("status", DocumentStatus.UNCHANGED.value)
                     return DocumentOutcome(
                         document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
                     )
-                async with self.leases.held(document_id, run_id) as keeper:
+                async with self.leases.held(document_id, run_id, then=self._under_lease_read()) as keeper:
                     outcome = await keeper.guard(self._work(source, loaded, run_id, lanes, counters, keeper))
                 traced.set("status", outcome.status.value)
                 traced.set("chunks", outcome.chunks)
@@ -240,8 +247,9 @@ class IngestionService:
         keeper: LeaseKeeper,
     ) -> DocumentOutcome:
         document_id = source.document_id
-        # Checked again under the lease: another worker may have just written it.
-        state = await self._stored_state(source, loaded)
+        # Checked again under the lease (read when it was taken): another worker may have
+        # just written it.
+        state = self._compare(keeper.read, source, loaded)
         if state == "unchanged":
             return DocumentOutcome(
                 document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
@@ -327,19 +335,18 @@ class IngestionService:
         results = await asyncio.gather(*(one(batch) for batch in batches))
         return [vector for batch in results for vector in batch]
 
-    async def _stored_state(self, source: Source, loaded: LoadedDocument) -> str:
-        """``absent``, ``changed`` or ``unchanged``: same bytes, same settings and same metadata."""
+    _STATE_FIELDS = ("content_hash", "settings_fingerprint", "title", "published", "publisher", "url", "text_origin")
+
+    def _state_projection(self, variable: str) -> str:
         writes = self._documents
-        metadata = source.metadata
-        fields = ("content_hash", "settings_fingerprint", "title", "published", "publisher", "url", "text_origin")
-        rows, _ = await adb.cypher_query(
-            f"MATCH (d:{writes.label} {{{writes.key}: $id}}) RETURN "
-            + ", ".join(f"d.{writes.stored(field)}" for field in fields),
-            {"id": source.document_id},
-        )
-        if not rows:
+        return ", ".join(f"{variable}.{writes.stored(field)}" for field in self._STATE_FIELDS)
+
+    def _compare(self, stored: list[Any] | None, source: Source, loaded: LoadedDocument) -> str:
+        """``absent``, ``changed`` or ``unchanged``: same bytes, same settings and same metadata."""
+        if not stored or stored[0] is None:
             return "absent"
-        wanted = (
+        metadata = source.metadata
+        wanted = [
             loaded.content_hash,
             self.fingerprint,
             metadata.title or loaded.title,
@@ -347,11 +354,34 @@ class IngestionService:
             metadata.publisher,
             metadata.url,
             metadata.text_origin,
-        )
-        return "unchanged" if tuple(rows[0]) == wanted else "changed"
+        ]
+        return "unchanged" if list(stored) == wanted else "changed"
 
-    async def _is_unchanged(self, source: Source, loaded: LoadedDocument) -> bool:
-        return await self._stored_state(source, loaded) == "unchanged"
+    async def _prefetch_states(self, sources: Sequence[Source]) -> dict[str, list[Any]]:
+        """What is stored for every source's document, in one read per thousand documents."""
+        writes = self._documents
+        found: dict[str, list[Any]] = {}
+        ids = [source.document_id for source in sources]
+        for start in range(0, len(ids), 1000):
+            rows, _ = await adb.cypher_query(
+                f"UNWIND $ids AS id MATCH (d:{writes.label} {{{writes.key}: id}}) "
+                f"RETURN id, {self._state_projection('d')}",
+                {"ids": ids[start : start + 1000]},
+            )
+            found.update({row[0]: list(row[1:]) for row in rows})
+        return found
+
+    def _under_lease_read(self) -> str:
+        writes = self._documents
+        return f"OPTIONAL MATCH (d:{writes.label} {{{writes.key}: $key}}) RETURN {self._state_projection('d')}"
+
+    async def _stored_state(self, source: Source, loaded: LoadedDocument) -> str:
+        writes = self._documents
+        rows, _ = await adb.cypher_query(
+            f"MATCH (d:{writes.label} {{{writes.key}: $id}}) RETURN {self._state_projection('d')}",
+            {"id": source.document_id},
+        )
+        return self._compare(rows[0] if rows else None, source, loaded)
 
     async def _start_run(self, run_id: str) -> None:
         row = self._runs.row(

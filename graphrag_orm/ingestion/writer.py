@@ -65,6 +65,10 @@ class DocumentWriter:
         self.next_chunk = EdgeWrites(model.chunk, "next")
         self.section_document = EdgeWrites(model.section, "document")
         self.subsection = EdgeWrites(model.section, "parent")
+        # Rendered once: statements depend only on the model classes.
+        self._upsert_document = self.documents.upsert_statement()
+        self._create_sections = self.sections.create_linked_statement(self.section_document)
+        self._create_chunks = self.chunks.create_linked_statement(self.chunk_document)
         layout = model.layout
         chunk, section = self.chunks, self.sections
         chunk_doc = chunk.stored("document_id")
@@ -140,7 +144,6 @@ class DocumentWriter:
         ]
         stamp = {"run_id": run_id}
         edges: list[tuple[EdgeWrites, list[dict[str, Any]]]] = [
-            (self.chunk_document, [self.chunk_document.row(cid, doc_id, stamp) for cid in chunk_ids]),
             (
                 self.chunk_section,
                 [
@@ -153,7 +156,6 @@ class DocumentWriter:
                 self.next_chunk,
                 [self.next_chunk.row(chunk_ids[i], chunk_ids[i + 1], stamp) for i in range(len(chunk_ids) - 1)],
             ),
-            (self.section_document, [self.section_document.row(sid, doc_id, stamp) for sid in section_ids.values()]),
             (
                 self.subsection,
                 [
@@ -165,13 +167,18 @@ class DocumentWriter:
         ]
         out: list[tuple[str, dict[str, Any]]] = [
             (self.delete_previous, {"document": doc_id}),
-            (self.documents.upsert_statement(), {"rows": [document_row]}),
+            (self._upsert_document, {"rows": [document_row]}),
         ]
+        # Sections and chunks are created with the edge to their document in one statement.
         if section_rows:
-            out.append((self.sections.create_statement(), {"rows": section_rows}))
+            edge = self.section_document.props(stamp)
+            linked = [{"props": row, "target": doc_id, "edge": edge} for row in section_rows]
+            out.append((self._create_sections, {"rows": linked}))
         if chunk_rows:
-            out.append((self.chunks.create_statement(), {"rows": chunk_rows}))
-        out.extend((edge.create_statement(), {"rows": rows}) for edge, rows in edges if rows)
+            edge = self.chunk_document.props(stamp)
+            linked = [{"props": row, "target": doc_id, "edge": edge} for row in chunk_rows]
+            out.append((self._create_chunks, {"rows": linked}))
+        out.extend((writes.create_statement(), {"rows": rows}) for writes, rows in edges if rows)
         return out
 
     async def write(self, prepared: PreparedDocument, run_id: str) -> int:

@@ -144,7 +144,16 @@ class Retriever:
             )
         total_chunks = await self._total_chunks() if scope is not None else 0
         tasks: dict[Route, asyncio.Task[tuple[list[Candidate], ScopeRoute | None, Limit | None]]] = {}
+        query = to_query(question)
+        both = scope is None and query and {Route.VECTOR, Route.FULL_TEXT} <= options.routes
+        if both:
+            # Unscoped hybrid: both index queries in one statement, one round trip.
+            combined = asyncio.create_task(self._hybrid(question, query, options))
+            tasks[Route.VECTOR] = asyncio.create_task(_first(combined))
+            tasks[Route.FULL_TEXT] = asyncio.create_task(_second(combined))
         for route in sorted(options.routes):
+            if both and route in (Route.VECTOR, Route.FULL_TEXT):
+                continue
             if route == Route.VECTOR:
                 tasks[route] = asyncio.create_task(self._vector(question, options, scope, total_chunks))
             elif route == Route.FULL_TEXT:
@@ -191,7 +200,7 @@ class Retriever:
             context_facts = result.context
         fused = fuse(lists)
         considered = self._reserve(fused, lists.get(Route.GRAPH, []), options)
-        details = await self._details([f.chunk_id for f in considered])
+        details, neighbours = await self._details([f.chunk_id for f in considered], options.neighbour_chunks)
         ranked: list[EvidenceItem] = []
         for item in considered:
             row = details.get(item.chunk_id)
@@ -206,7 +215,7 @@ class Retriever:
         omitted = budget.omitted + (len(fused) - len(considered))
         if len(fused) > len(considered) and not any(lim.name == LimitName.MAX_ITEMS for lim in limits):
             limits.append(Limit(name=LimitName.MAX_ITEMS, value=options.max_items))
-        context, context_limits = await self._context(budget.items, options, scope)
+        context, context_limits = await self._context(budget.items, options, scope, neighbours)
         context = context_facts + context
         limits.extend(context_limits)
         trace: ScopeTrace | None = None
@@ -303,6 +312,28 @@ class Retriever:
             limit,
         )
 
+    async def _hybrid(
+        self, question: str, query: str, options: RetrievalOptions
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """The vector and full-text routes, unscoped, in one statement (each ranked by its own score)."""
+        vectors = await self.embedder.embed([question])
+        (vector,) = validate_vectors(vectors, 1, self.embedding_set)
+        label = self.chunks.label
+        rows, _ = await adb.cypher_query(
+            f"CALL () {{ MATCH (c:{label}) SEARCH c IN (VECTOR INDEX {self.vector_index} FOR $vector LIMIT $k) "
+            f"SCORE AS score WITH c, score ORDER BY score DESC RETURN collect([c.{self._id}, score]) AS vector }} "
+            "CALL () { CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node AS c, score "
+            f"WITH c, score ORDER BY score DESC RETURN collect([c.{self._id}, score]) AS fulltext }} "
+            "RETURN vector, fulltext",
+            {"vector": vector, "k": options.candidates_per_route, "index": self.fulltext_index, "query": query},
+        )
+        vector_hits, text_hits = rows[0]
+        k = options.candidates_per_route
+        return (
+            dedupe([Candidate(c, float(score)) for c, score in vector_hits])[:k],
+            dedupe([Candidate(c, float(score)) for c, score in text_hits])[:k],
+        )
+
     async def _full_text(
         self, question: str, options: RetrievalOptions, scope: ResolvedScope | None, total_chunks: int
     ) -> tuple[list[Candidate], ScopeRoute | None, Limit | None]:
@@ -335,20 +366,37 @@ class Retriever:
 
     # ------------------------------------------------------------- details
 
-    async def _details(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Project the fields evidence needs for ``chunk_ids`` (never the embedding)."""
+    async def _details(
+        self, chunk_ids: Sequence[str], hops: int = 0
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, list[list[Any]]]]:
+        """Project the fields evidence needs for ``chunk_ids`` (never the embedding) and, in the
+        same statement, each one's neighbours up to ``hops`` along NEXT_CHUNK."""
         if not chunk_ids:
-            return {}
+            return {}, {}
         d = self.documents
+        label, next_type = self.chunks.label, self.model.layout.next_chunk_type
+        neighbour_fields = (
+            f"[n.{self._id}, n.{self._doc}, n.{self._text}, n.{self._start}, n.{self._end}, n.{self._order}]"
+        )
+        # hops is a validated int 0..4: a variable-length bound cannot be a parameter.
+        neighbours = (
+            f"CALL (c) {{ CALL (c) {{ MATCH (c)-[:{next_type}*1..{int(hops)}]->(n:{label}) RETURN n "
+            f"UNION MATCH (n:{label})-[:{next_type}*1..{int(hops)}]->(c) RETURN n }} "
+            f"RETURN collect({neighbour_fields}) AS neighbours }} "
+            if hops
+            else "WITH c, [] AS neighbours "
+        )
         rows, _ = await adb.cypher_query(
-            f"UNWIND $ids AS id MATCH (c:{self.chunks.label} {{{self._id}: id}}) "
+            f"UNWIND $ids AS id MATCH (c:{label} {{{self._id}: id}}) {neighbours}"
             f"OPTIONAL MATCH (d:{d.label} {{{d.key}: c.{self._doc}}}) "
             f"RETURN c.{self._id} AS id, c.{self._doc} AS documentId, c.{self._text} AS text, "
             f"c.{self._start} AS startByte, c.{self._end} AS endByte, c.{self._order} AS ord, "
             f"d.{d.stored('source_uri')} AS sourceUri, d.{d.stored('title')} AS title, "
-            f"d.{d.stored('page_starts')} AS pageStarts, d.{d.stored('text_origin')} AS textOrigin",
+            f"d.{d.stored('page_starts')} AS pageStarts, d.{d.stored('text_origin')} AS textOrigin, neighbours",
             {"ids": list(chunk_ids)},
         )
+        found_neighbours = {row[0]: list(row[10]) for row in rows}
+        rows = [row[:10] for row in rows]
         keys = (
             "id",
             "documentId",
@@ -361,7 +409,7 @@ class Retriever:
             "pageStarts",
             "textOrigin",
         )
-        return {row[0]: dict(zip(keys, row, strict=True)) for row in rows}
+        return {row[0]: dict(zip(keys, row, strict=True)) for row in rows}, found_neighbours
 
     @staticmethod
     def _pages(page_starts: Sequence[int] | None, start: int, end: int) -> tuple[PageStart, ...] | None:
@@ -391,12 +439,16 @@ class Retriever:
     # -------------------------------------------------------------- context
 
     async def _context(
-        self, items: Sequence[EvidenceItem], options: RetrievalOptions, scope: ResolvedScope | None
+        self,
+        items: Sequence[EvidenceItem],
+        options: RetrievalOptions,
+        scope: ResolvedScope | None,
+        neighbours: dict[str, list[list[Any]]],
     ) -> tuple[list[ContextItem], list[Limit]]:
         context: list[ContextItem] = []
         limits: list[Limit] = []
         if items and options.neighbour_chunks:
-            context.extend(await self._neighbours(items, options.neighbour_chunks, scope))
+            context.extend(self._neighbours(items, neighbours, scope))
         if options.expansion is not None:
             rows, expansion_limit = await self._expansion(options.expansion, items, scope)
             context.extend(rows)
@@ -413,22 +465,18 @@ class Retriever:
             used += size
         return bounded, limits
 
-    async def _neighbours(
-        self, items: Sequence[EvidenceItem], hops: int, scope: ResolvedScope | None
+    @staticmethod
+    def _neighbours(
+        items: Sequence[EvidenceItem], found: dict[str, list[list[Any]]], scope: ResolvedScope | None
     ) -> list[ContextItem]:
-        label, next_type = self.chunks.label, self.model.layout.next_chunk_type
-        # hops is a validated int 1..4: a variable-length bound cannot be a parameter.
-        rows, _ = await adb.cypher_query(
-            f"UNWIND $ids AS id MATCH (c:{label} {{{self._id}: id}}) "
-            f"CALL (c) {{ MATCH (c)-[:{next_type}*1..{int(hops)}]->(n:{label}) RETURN n "
-            f"UNION MATCH (n:{label})-[:{next_type}*1..{int(hops)}]->(c) RETURN n }} "
-            f"RETURN DISTINCT n.{self._id}, n.{self._doc}, n.{self._text}, n.{self._start}, n.{self._end}, n.{self._order} "
-            f"ORDER BY n.{self._doc}, n.{self._order}",
-            {"ids": [item.chunk_id for item in items]},
-        )
+        """The kept items' neighbours (read with the details), never an item, inside the scope."""
         cited = {item.chunk_id for item in items}
+        rows: dict[str, list[Any]] = {}
+        for item in items:
+            for row in found.get(item.chunk_id, []):
+                rows.setdefault(row[0], row)
         out: list[ContextItem] = []
-        for chunk_id, doc, text, start, end, _order in rows:
+        for chunk_id, doc, text, start, end, _order in sorted(rows.values(), key=lambda r: (r[1], r[5])):
             if chunk_id in cited:
                 continue
             if scope is not None and not scope.contains(doc, int(start), int(end)):
@@ -495,6 +543,16 @@ class Retriever:
     async def _total_chunks(self) -> int:
         rows, _ = await adb.cypher_query(f"MATCH (c:{self.chunks.label}) RETURN count(c)")
         return int(rows[0][0])
+
+
+async def _first(combined: asyncio.Task[tuple[list[Candidate], list[Candidate]]]) -> tuple[list[Candidate], None, None]:
+    return (await combined)[0], None, None
+
+
+async def _second(
+    combined: asyncio.Task[tuple[list[Candidate], list[Candidate]]],
+) -> tuple[list[Candidate], None, None]:
+    return (await combined)[1], None, None
 
 
 def dedupe_ids(ids: list[str]) -> list[str]:
