@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 from pathlib import Path
 
 import typer
@@ -13,6 +15,7 @@ from graphrag_orm.embeddings.sets import Similarity
 from graphrag_orm.environment import embedding_set_from_env
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, Migrator, SchemaCheck, initial_revision, next_revision, write_revision
+from graphrag_orm.ontology import Ontology
 
 app = typer.Typer(help="Reviewed schema migrations.", no_args_is_help=True)
 
@@ -35,6 +38,29 @@ ModelOption = typer.Option(None, "--model", help="Embedding model (default GRAPH
 DimensionsOption = typer.Option(None, "--dimensions", help="Vector dimensions (default GRAPHRAG_EMBEDDING_DIMENSIONS).")
 SimilarityOption = typer.Option(Similarity.COSINE, "--similarity")
 LayoutOption = typer.Option("default", "--layout", help="default or neo4j-graphrag.")
+OntologyOption = typer.Option(
+    None,
+    "--ontology",
+    help="generic, novel, article, or module:ATTRIBUTE naming your own Ontology (its keys and names index).",
+)
+
+
+def _ontology(name: str | None) -> Ontology | None:
+    """A shipped ontology by name, or ``package.module:ATTRIBUTE`` for an application's own."""
+    if name is None:
+        return None
+    if name in ("generic", "novel", "article"):
+        module = importlib.import_module(f"graphrag_orm.ontologies.{name}")
+        found: object = module.ONTOLOGY
+    else:
+        module_name, _, attribute = name.partition(":")
+        if not attribute:
+            raise typer.BadParameter("an ontology is generic, novel, article, or module:ATTRIBUTE")
+        sys.path.insert(0, os.getcwd())  # an application's module, run from its checkout
+        found = getattr(importlib.import_module(module_name), attribute)
+    if not isinstance(found, Ontology):
+        raise typer.BadParameter(f"{name} is not an Ontology")
+    return found
 
 
 @app.command()
@@ -44,11 +70,13 @@ def init(
     dimensions: int | None = DimensionsOption,
     similarity: Similarity = SimilarityOption,
     layout: str = LayoutOption,
+    ontology: str | None = OntologyOption,
     revision: str = typer.Option("0001_graphrag_schema", "--revision"),
 ) -> None:
-    """Start an application's chain with the toolkit's schema for its embedding set."""
+    """Start an application's chain with the toolkit's schema for its embedding set (and ontology)."""
     chosen = embedding_set_from_env(model, dimensions, similarity)
-    path = write_revision(directory, initial_revision(_layout(layout), chosen, revision=revision))
+    made = initial_revision(_layout(layout), chosen, _ontology(ontology), revision=revision)
+    path = write_revision(directory, made)
     console.print(
         f"wrote {path} for embedding set {chosen.id}; review it, then `graphrag-orm migrations apply --dir {directory}`"
     )
@@ -63,6 +91,7 @@ def revision(
     dimensions: int | None = DimensionsOption,
     similarity: Similarity = SimilarityOption,
     layout: str = LayoutOption,
+    ontology: str | None = OntologyOption,
 ) -> None:
     """Write the next revision: the steps from the chain's head to what the toolkit now declares."""
     chain = Chain.load(directory)
@@ -70,6 +99,7 @@ def revision(
         chain,
         _layout(layout),
         embedding_set_from_env(model, dimensions, similarity),
+        _ontology(ontology),
         revision=revision_id,
         message=message,
     )

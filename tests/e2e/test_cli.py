@@ -93,3 +93,30 @@ def test_bad_input_is_refused_with_a_code(graph: None, args: list[str]) -> None:
     assert result.returncode != 0
     assert "Traceback" not in result.stderr + result.stdout
     assert "(" in result.stderr  # the stable code in parentheses
+
+
+def test_migrations_revision_takes_an_ontology(tmp_path: Path) -> None:
+    chain = tmp_path / "chain"
+    cli("migrations", "init", str(chain), check=True)
+    made = cli(
+        "migrations",
+        "revision",
+        str(chain),
+        "--id",
+        "0002_article",
+        "-m",
+        "article",
+        "--ontology",
+        "article",
+        check=True,
+    )
+    assert "8 steps" in made.stdout
+    body = json.loads((chain / "0002_article.json").read_text())
+    names = {step["definition"]["name"] for step in body["steps"]}
+    assert {"graphrag_person_id_unique", "graphrag_quoted_key_unique", "graphrag_entity_names"} <= names
+    again = cli(
+        "migrations", "revision", str(chain), "--id", "0003_same", "-m", "same", "--ontology", "article", check=True
+    )
+    assert "nothing to do" in again.stdout
+    wrong = cli("migrations", "revision", str(chain), "--id", "0003_bad", "-m", "bad", "--ontology", "nowhere")
+    assert wrong.returncode != 0 and "Traceback" not in wrong.stderr
