@@ -57,7 +57,10 @@ def _ontology(name: str | None) -> Ontology | None:
         if not attribute:
             raise typer.BadParameter("an ontology is generic, novel, article, or module:ATTRIBUTE")
         sys.path.insert(0, os.getcwd())  # an application's module, run from its checkout
-        found = getattr(importlib.import_module(module_name), attribute)
+        try:
+            found = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as error:
+            raise typer.BadParameter(f"cannot load {name}: {type(error).__name__}") from None
     if not isinstance(found, Ontology):
         raise typer.BadParameter(f"{name} is not an Ontology")
     return found

@@ -118,5 +118,6 @@ def test_migrations_revision_takes_an_ontology(tmp_path: Path) -> None:
         "migrations", "revision", str(chain), "--id", "0003_same", "-m", "same", "--ontology", "article", check=True
     )
     assert "nothing to do" in again.stdout
-    wrong = cli("migrations", "revision", str(chain), "--id", "0003_bad", "-m", "bad", "--ontology", "nowhere")
-    assert wrong.returncode != 0 and "Traceback" not in wrong.stderr
+    for bad in ("nowhere", "no.such.module:ONTOLOGY", "graphrag_orm.layout:Layout"):
+        wrong = cli("migrations", "revision", str(chain), "--id", "0003_bad", "-m", "bad", "--ontology", bad)
+        assert wrong.returncode != 0 and "Traceback" not in wrong.stderr, bad
