@@ -33,6 +33,7 @@ from graphrag_orm.ontology import (
     split_aliases,
 )
 from graphrag_orm.ontology.entities import Entity, Mention
+from graphrag_orm.ontology.facts import take_documents_off_facts
 from graphrag_orm.ontology.ontology import QUOTE_TYPES
 from graphrag_orm.unit_of_work import NodeWrites
 
@@ -67,22 +68,11 @@ async def retract_knowledge(chunk_label: str, chunk_document: str, document_id: 
     rows, _ = await adb.cypher_query(
         f"MATCH {chunk}<-[m]-(t) WHERE m.key IS NOT NULL AND m.runId IS NOT NULL WITH DISTINCT t "
         "MATCH (t)-[f]-() WHERE f.documentIds IS NOT NULL AND $document IN f.documentIds "
-        "WITH DISTINCT f MATCH (a)-[f]->(b) SET a += {}, b += {} RETURN elementId(f)",
+        "RETURN DISTINCT elementId(f)",
         {"document": document_id},
     )
-    ids = [row[0] for row in rows]
-    if ids:
-        rows, _ = await adb.cypher_query(
-            "UNWIND $ids AS id MATCH ()-[f]->() WHERE elementId(f) = id "
-            "WITH f, [d IN f.documentIds WHERE d <> $document] AS rest "
-            "CALL (f, rest) { WITH f, rest WHERE size(rest) = 0 DELETE f RETURN 1 AS deleted "
-            "UNION ALL WITH f, rest WHERE size(rest) > 0 SET f.documentIds = rest RETURN 0 AS deleted } "
-            "RETURN sum(deleted), count(*)",
-            {"ids": ids, "document": document_id},
-        )
-        deleted, total = int(rows[0][0] or 0), int(rows[0][1] or 0)
-        counts["facts_deleted"] = deleted
-        counts["facts_updated"] = total - deleted
+    updated, deleted = await take_documents_off_facts([row[0] for row in rows], [document_id])
+    counts["facts_updated"], counts["facts_deleted"] = updated, deleted
     rows, _ = await adb.cypher_query(
         f"MATCH {chunk}<-[r]-() WHERE r.key IS NOT NULL AND r.runId IS NOT NULL "
         "WITH r, NOT type(r) IN $quoteTypes AS isMention "

@@ -19,6 +19,7 @@ from graphrag_orm.maintenance.knowledge import KnowledgeRemoval, RunStamps, Thin
 from graphrag_orm.maintenance.reports import HealthFindingItem
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
+from graphrag_orm.ontology.facts import take_documents_off_facts
 from graphrag_orm.unit_of_work import NodeWrites
 
 
@@ -84,22 +85,9 @@ class KnowledgeGraphMaintenance:
         fact_ids = [row[0] for row in rows]
         updated = deleted = 0
         for start in range(0, len(fact_ids), page_size):
-            page = fact_ids[start : start + page_size]
-            # Lock both ends first, then read the list under the locks, then write.
-            await adb.cypher_query(
-                "UNWIND $ids AS id MATCH (a)-[f]->(b) WHERE elementId(f) = id SET a += {}, b += {}", {"ids": page}
-            )
-            rows, _ = await adb.cypher_query(
-                "UNWIND $ids AS id MATCH ()-[f]->() WHERE elementId(f) = id "
-                "WITH f, [d IN f.documentIds WHERE NOT d IN $documents] AS rest "
-                "CALL (f, rest) { WITH f, rest WHERE size(rest) = 0 DELETE f RETURN 1 AS gone "
-                "UNION ALL WITH f, rest WHERE size(rest) > 0 SET f.documentIds = rest RETURN 0 AS gone } "
-                "RETURN sum(gone), count(*)",
-                {"ids": page, "documents": documents},
-            )
-            page_deleted, total = int(rows[0][0] or 0), int(rows[0][1] or 0)
+            page_updated, page_deleted = await take_documents_off_facts(fact_ids[start : start + page_size], documents)
+            updated += page_updated
             deleted += page_deleted
-            updated += total - page_deleted
         mentions = quotes = 0
         while True:
             rows, _ = await adb.cypher_query(
