@@ -33,6 +33,7 @@ from graphrag_orm.evidence import (
     PageStart,
     Provenance,
     Route,
+    RouteRank,
     ScopeRoute,
     ScopeStrategy,
     ScopeTrace,
@@ -40,7 +41,7 @@ from graphrag_orm.evidence import (
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.budget import apply_budget, cut_at_boundary
-from graphrag_orm.retrieval.fusion import Candidate, Fused, dedupe, fuse
+from graphrag_orm.retrieval.fusion import RRF_K, Candidate, Fused, dedupe, fuse
 from graphrag_orm.retrieval.graph import GraphRoute
 from graphrag_orm.retrieval.lucene import to_query
 from graphrag_orm.retrieval.options import CypherExpansion, RetrievalOptions
@@ -82,6 +83,8 @@ class Retriever:
         self.chunks = NodeWrites(model.chunk)
         self.documents = NodeWrites(model.document)
         self.scopes = ScopeResolver(model)
+        #: Unscoped hybrid retrieval in one statement; False takes the general path (tests compare them).
+        self.one_statement = True
         self._server_version: str | None = None
         c = self.chunks
         self._id, self._doc = c.key, c.stored("document_id")
@@ -142,9 +145,18 @@ class Retriever:
             return Evidence(
                 question=question, items=(), limits_reached=tuple(limits), provenance=provenance, scope=empty_trace
             )
+        query = to_query(question)
+        if scope is None and query and options.routes == {Route.VECTOR, Route.FULL_TEXT} and self.one_statement:
+            # The common case, unscoped hybrid: search, fuse and project in one round trip.
+            try:
+                total, considered, details, neighbours = await self._hybrid_in_one(question, query, options)
+            except (Neo4jError, DriverError, OSError) as error:
+                raise RetrievalFailed("retrieval-failed", f"a route failed: {type(error).__name__}") from error
+            return await self._assemble(
+                question, options, None, limits, total, considered, details, neighbours, [], [], provenance
+            )
         total_chunks = await self._total_chunks() if scope is not None else 0
         tasks: dict[Route, asyncio.Task[tuple[list[Candidate], ScopeRoute | None, Limit | None]]] = {}
-        query = to_query(question)
         both = scope is None and query and {Route.VECTOR, Route.FULL_TEXT} <= options.routes
         if both:
             # Unscoped hybrid: both index queries in one statement, one round trip.
@@ -201,6 +213,35 @@ class Retriever:
         fused = fuse(lists)
         considered = self._reserve(fused, lists.get(Route.GRAPH, []), options)
         details, neighbours = await self._details([f.chunk_id for f in considered], options.neighbour_chunks)
+        return await self._assemble(
+            question,
+            options,
+            scope,
+            limits,
+            len(fused),
+            considered,
+            details,
+            neighbours,
+            context_facts,
+            scope_routes,
+            provenance,
+        )
+
+    async def _assemble(
+        self,
+        question: str,
+        options: RetrievalOptions,
+        scope: ResolvedScope | None,
+        limits: list[Limit],
+        total_fused: int,
+        considered: list[Fused],
+        details: dict[str, dict[str, Any]],
+        neighbours: dict[str, list[list[Any]]],
+        context_facts: list[ContextItem],
+        scope_routes: list[ScopeRoute],
+        provenance: Provenance,
+    ) -> Evidence:
+        """Items in rank order through the budget, then context, limits and the scope trace."""
         ranked: list[EvidenceItem] = []
         for item in considered:
             row = details.get(item.chunk_id)
@@ -212,8 +253,8 @@ class Retriever:
             ranked.append(self._item(row, item.score, item.routes))
         budget = apply_budget(ranked, options.max_items, options.max_utf8_bytes)
         limits.extend(budget.limits)
-        omitted = budget.omitted + (len(fused) - len(considered))
-        if len(fused) > len(considered) and not any(lim.name == LimitName.MAX_ITEMS for lim in limits):
+        omitted = budget.omitted + (total_fused - len(considered))
+        if total_fused > len(considered) and not any(lim.name == LimitName.MAX_ITEMS for lim in limits):
             limits.append(Limit(name=LimitName.MAX_ITEMS, value=options.max_items))
         context, context_limits = await self._context(budget.items, options, scope, neighbours)
         context = context_facts + context
@@ -312,6 +353,80 @@ class Retriever:
             limit,
         )
 
+    async def _hybrid_in_one(
+        self, question: str, query: str, options: RetrievalOptions
+    ) -> tuple[int, list[Fused], dict[str, dict[str, Any]], dict[str, list[list[Any]]]]:
+        """Both routes, rank fusion and the winners' projection (with neighbours) in one statement.
+
+        The fusion in Cypher is the same reciprocal rank fusion as :func:`fuse` (k = 60,
+        ties by chunk id); a test compares the two paths item by item.
+        """
+        vectors = await self.embedder.embed([question])
+        (vector,) = validate_vectors(vectors, 1, self.embedding_set)
+        label, d = self.chunks.label, self.documents
+        rows, _ = await adb.cypher_query(
+            f"CALL () {{ MATCH (c:{label}) SEARCH c IN (VECTOR INDEX {self.vector_index} FOR $vector LIMIT $k) "
+            f"SCORE AS score WITH c.{self._id} AS id, score ORDER BY score DESC, id "
+            "RETURN collect([id, score]) AS vector } "
+            "CALL () { CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score "
+            f"WITH node.{self._id} AS id, score ORDER BY score DESC, id RETURN collect([id, score]) AS fulltext }} "
+            "WITH [i IN range(0, size(vector) - 1) | "
+            "{id: vector[i][0], route: 'Vector', rank: i + 1, score: vector[i][1]}] "
+            "+ [i IN range(0, size(fulltext) - 1) | "
+            "{id: fulltext[i][0], route: 'FullText', rank: i + 1, score: fulltext[i][1]}] AS hits "
+            "UNWIND hits AS hit "
+            "WITH hit.id AS id, collect(hit) AS ranks, sum(1.0 / ($rrf + hit.rank)) AS fused "
+            "ORDER BY fused DESC, id WITH collect({id: id, ranks: ranks, fused: fused}) AS everything "
+            "WITH size(everything) AS total, everything[..$maxItems] AS top UNWIND top AS item "
+            f"MATCH (c:{label} {{{self._id}: item.id}}) {self._neighbours_clause(options.neighbour_chunks)}"
+            f"OPTIONAL MATCH (d:{d.label} {{{d.key}: c.{self._doc}}}) "
+            f"RETURN c.{self._id} AS id, c.{self._doc} AS documentId, c.{self._text} AS text, "
+            f"c.{self._start} AS startByte, c.{self._end} AS endByte, c.{self._order} AS ord, "
+            f"d.{d.stored('source_uri')} AS sourceUri, d.{d.stored('title')} AS title, "
+            f"d.{d.stored('page_starts')} AS pageStarts, d.{d.stored('text_origin')} AS textOrigin, neighbours, "
+            "item.ranks, item.fused, total",
+            {
+                "vector": vector,
+                "k": options.candidates_per_route,
+                "index": self.fulltext_index,
+                "query": query,
+                "rrf": RRF_K,
+                "maxItems": options.max_items,
+            },
+        )
+        total = int(rows[0][13]) if rows else 0
+        considered: list[Fused] = []
+        details: dict[str, dict[str, Any]] = {}
+        neighbours: dict[str, list[list[Any]]] = {}
+        for row in rows:
+            routes = tuple(
+                RouteRank(
+                    route=Route(rank["route"]),
+                    rank=int(rank["rank"]),
+                    native_score=float(rank["score"]),
+                    rank_score=1.0 / (RRF_K + int(rank["rank"])),
+                )
+                for rank in sorted(row[11], key=lambda r: str(r["route"]))
+            )
+            considered.append(Fused(row[0], float(row[12]), routes))
+            details[row[0]] = dict(zip(_DETAIL_KEYS, row[:10], strict=True))
+            neighbours[row[0]] = list(row[10])
+        return total, considered, details, neighbours
+
+    def _neighbours_clause(self, hops: int, keep: str = "c, item, total") -> str:
+        """Collect each chunk ``c``'s neighbours up to ``hops`` along NEXT_CHUNK as ``neighbours``
+        (``keep``: the variables to carry when there are none to collect)."""
+        label, next_type = self.chunks.label, self.model.layout.next_chunk_type
+        fields = f"[n.{self._id}, n.{self._doc}, n.{self._text}, n.{self._start}, n.{self._end}, n.{self._order}]"
+        if not hops:
+            return f"WITH {keep}, [] AS neighbours "
+        # hops is a validated int 1..4: a variable-length bound cannot be a parameter.
+        return (
+            f"CALL (c) {{ CALL (c) {{ MATCH (c)-[:{next_type}*1..{int(hops)}]->(n:{label}) RETURN n "
+            f"UNION MATCH (n:{label})-[:{next_type}*1..{int(hops)}]->(c) RETURN n }} "
+            f"RETURN collect({fields}) AS neighbours }} "
+        )
+
     async def _hybrid(
         self, question: str, query: str, options: RetrievalOptions
     ) -> tuple[list[Candidate], list[Candidate]]:
@@ -374,18 +489,8 @@ class Retriever:
         if not chunk_ids:
             return {}, {}
         d = self.documents
-        label, next_type = self.chunks.label, self.model.layout.next_chunk_type
-        neighbour_fields = (
-            f"[n.{self._id}, n.{self._doc}, n.{self._text}, n.{self._start}, n.{self._end}, n.{self._order}]"
-        )
-        # hops is a validated int 0..4: a variable-length bound cannot be a parameter.
-        neighbours = (
-            f"CALL (c) {{ CALL (c) {{ MATCH (c)-[:{next_type}*1..{int(hops)}]->(n:{label}) RETURN n "
-            f"UNION MATCH (n:{label})-[:{next_type}*1..{int(hops)}]->(c) RETURN n }} "
-            f"RETURN collect({neighbour_fields}) AS neighbours }} "
-            if hops
-            else "WITH c, [] AS neighbours "
-        )
+        label = self.chunks.label
+        neighbours = self._neighbours_clause(hops, keep="c")
         rows, _ = await adb.cypher_query(
             f"UNWIND $ids AS id MATCH (c:{label} {{{self._id}: id}}) {neighbours}"
             f"OPTIONAL MATCH (d:{d.label} {{{d.key}: c.{self._doc}}}) "
@@ -553,6 +658,20 @@ async def _second(
     combined: asyncio.Task[tuple[list[Candidate], list[Candidate]]],
 ) -> tuple[list[Candidate], None, None]:
     return (await combined)[1], None, None
+
+
+_DETAIL_KEYS = (
+    "id",
+    "documentId",
+    "text",
+    "startByte",
+    "endByte",
+    "order",
+    "sourceUri",
+    "title",
+    "pageStarts",
+    "textOrigin",
+)
 
 
 def dedupe_ids(ids: list[str]) -> list[str]:

@@ -258,3 +258,22 @@ async def test_an_empty_scope_finds_nothing_without_searching(corpus: list[Sourc
     evidence = await retriever().retrieve("caliper", RetrievalOptions(scope=DocumentsScope(document_ids=("missing",))))
     assert evidence.items == () and evidence.context == ()
     assert evidence.scope is not None and {r.strategy for r in evidence.scope.routes} == {ScopeStrategy.EMPTY}
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which caliper is recalled?", "Émile espresso Zürich", "tyre pressure weight", "the", "caliper AND NOT café"],
+)
+@pytest.mark.parametrize(
+    "options", [RetrievalOptions(), RetrievalOptions(max_items=2, max_utf8_bytes=100, neighbour_chunks=0)]
+)
+async def test_the_one_statement_hybrid_path_equals_the_general_path(
+    corpus: list[Source], question: str, options: RetrievalOptions
+) -> None:
+    fast = retriever()
+    general = retriever()
+    general.one_statement = False
+    one = await fast.retrieve(question, options)
+    two = await general.retrieve(question, options)
+    assert one.model_dump() == two.model_dump()
+    assert one.items, "the question finds something"
