@@ -292,7 +292,9 @@ async def main(args: argparse.Namespace) -> None:
             await adb.cypher_query("CALL db.awaitIndexes(300)")
             print(f"load before: load average {os.getloadavg()[0]:.2f}\n")
 
-            options = Retrievers.hybrid()
+            # Neighbour context (1 chunk each side by default) is work neo4j-graphrag's
+            # retriever does not do; --neighbours 0 compares like for like.
+            options = Retrievers.hybrid().model_copy(update={"neighbour_chunks": args.neighbours})
             retriever = Retriever(for_layout(Layout.DEFAULT), OFFLINE_EMBEDDING_SET, HashingEmbedder(256), options)
             floor = Floor(retriever, options)
             ours = Latencies("graphrag-orm Retriever.retrieve (hybrid)", [])
@@ -352,6 +354,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3, help="timed passes over the questions")
     parser.add_argument("--seed", type=int, default=52)
+    parser.add_argument("--neighbours", type=int, default=1, choices=range(5), help="neighbour_chunks for ours")
     return parser.parse_args(argv)
 
 
