@@ -30,6 +30,7 @@ from neomodel import adb
 from graphrag_orm.connection import ConnectionSettings
 from graphrag_orm.localdb import LocalDbSettings, start, stop
 from graphrag_orm.migrate import Chain, Migrator
+from graphrag_orm.schema import CreateStep, SchemaDefinition
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH_PORT = 7697
@@ -168,26 +169,34 @@ def generate_questions(corpus: Corpus, count: int = 200, seed: int = 7) -> list[
 
 
 class BenchServer:
-    """The benchmark's database: NEO4J_URI when set, else its own local server on port 7697.
+    """The benchmark's database: ``uri`` or NEO4J_URI when set, else its own local server.
 
     ``with BenchServer() as server``: ``server.settings`` connects, ``server.server_pid``
-    is the local server's process (None for NEO4J_URI). The local server is stopped on
-    exit only if this benchmark started it.
+    is the local server's process (None for an external one). The local server (port
+    7697 and home ``home-bench`` unless told otherwise) is stopped on exit only if this
+    benchmark started it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, port: int = BENCH_PORT, home: str = BENCH_HOME, uri: str | None = None) -> None:
         self.local: LocalDbSettings | None = None
         self.started = False
+        self.port, self.home = port, home
+        self.uri = uri if uri is not None else os.environ.get("NEO4J_URI")
         self.settings = ConnectionSettings.from_env()
 
     def __enter__(self) -> BenchServer:
-        if os.environ.get("NEO4J_URI"):
+        if self.uri:
+            self.settings = ConnectionSettings(
+                uri=self.uri,
+                user=os.environ.get("NEO4J_USER", "neo4j"),
+                password=os.environ.get("NEO4J_PASSWORD", "graphrag-local"),
+            )
             return self
-        self.local = LocalDbSettings.from_env(home_name=BENCH_HOME, port=BENCH_PORT)
+        self.local = LocalDbSettings.from_env(home_name=self.home, port=self.port)
         began = time.monotonic()
         result = start(self.local)
         self.started = not result.message.startswith("already")
-        print(f"neo4j: {result.message} ({time.monotonic() - began:.1f} s, home tools/neo4j/{BENCH_HOME})")
+        print(f"neo4j: {result.message} ({time.monotonic() - began:.1f} s, home tools/neo4j/{self.home})")
         self.settings = ConnectionSettings(uri=self.local.uri, password=self.local.password)
         return self
 
@@ -205,8 +214,8 @@ class BenchServer:
             return None
 
 
-async def reset_database() -> None:
-    """Delete all data, drop every index and constraint, apply the toolkit's chain again."""
+async def reset_database(extra: Sequence[SchemaDefinition] = ()) -> None:
+    """Delete all data, drop every index and constraint, apply the toolkit's chain (and ``extra``) again."""
     await adb.cypher_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
     rows, _ = await adb.cypher_query("SHOW CONSTRAINTS YIELD name RETURN name")
     for (name,) in rows:
@@ -215,6 +224,8 @@ async def reset_database() -> None:
     for (name,) in rows:
         await adb.cypher_query(f"DROP INDEX `{name}` IF EXISTS")
     await Migrator(Chain.load()).apply()
+    for definition in extra:
+        await adb.cypher_query(CreateStep(definition=definition).cypher())
 
 
 async def server_version() -> str:

@@ -41,7 +41,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import os
 import random
 import sys
 import time
@@ -56,25 +55,22 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import neo4j
-from common import LoadProbe, LoadReport, machine_description, print_table, server_version
+from common import BenchServer, LoadProbe, LoadReport, machine_description, print_table, reset_database, server_version
 from neo4j.exceptions import TransientError
 from neomodel import adb
 
 from graphrag_orm.chat import ChatRequest, ScriptedChat
 from graphrag_orm.chunking import Chunker, ChunkerOptions, chunk_id
-from graphrag_orm.connection import ConnectionSettings, connect, disconnect
+from graphrag_orm.connection import connect, disconnect
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.extraction import Extractor
 from graphrag_orm.ingestion import DocumentStatus, IngestionOptions, IngestionService, settings_fingerprint
 from graphrag_orm.layout import Layout
 from graphrag_orm.loaders.base import LoadedDocument
-from graphrag_orm.localdb import LocalDbSettings, start, stop
-from graphrag_orm.migrate import Chain, Migrator
 from graphrag_orm.models import for_layout
 from graphrag_orm.ontologies import generic
 from graphrag_orm.ontology import EXTRACTOR_VERSION, entity_id, mention_key
-from graphrag_orm.schema import CreateStep
 from graphrag_orm.sources import Sources
 
 BENCH_PORT = 7698
@@ -248,57 +244,6 @@ def scripted_replies(corpus: Corpus, chunker: Chunker) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ the server and the schema
-
-
-class OwnServer:
-    """The benchmark's own local Neo4j on port 7698 (or ``--uri``); stopped at the end if started here."""
-
-    def __init__(self, uri: str | None) -> None:
-        self.uri = uri
-        self.local: LocalDbSettings | None = None
-        self.started = False
-
-    def __enter__(self) -> ConnectionSettings:
-        if self.uri:
-            return ConnectionSettings(
-                uri=self.uri,
-                user=os.environ.get("NEO4J_USER", "neo4j"),
-                password=os.environ.get("NEO4J_PASSWORD", "graphrag-local"),
-            )
-        self.local = LocalDbSettings.from_env(home_name=BENCH_HOME, port=BENCH_PORT)
-        began = time.monotonic()
-        result = start(self.local)
-        self.started = not result.message.startswith("already")
-        print(f"neo4j: {result.message} ({time.monotonic() - began:.1f} s, home tools/neo4j/{BENCH_HOME})")
-        return ConnectionSettings(uri=self.local.uri, password=self.local.password)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.local is not None and self.started:
-            print(f"neo4j: {stop(self.local).message}")
-
-    @property
-    def pid(self) -> int | None:
-        if self.local is None:
-            return None
-        try:
-            return int(self.local.pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-
-
-async def reset_database() -> None:
-    """Delete all data, drop every index and constraint, apply the toolkit's chain and the ontology's schema."""
-    await adb.cypher_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
-    found, _ = await adb.cypher_query("SHOW CONSTRAINTS YIELD name RETURN name")
-    for (name,) in found:
-        await adb.cypher_query(f"DROP CONSTRAINT `{name}` IF EXISTS")
-    found, _ = await adb.cypher_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")
-    for (name,) in found:
-        await adb.cypher_query(f"DROP INDEX `{name}` IF EXISTS")
-    await Migrator(Chain.load()).apply()
-    for definition in ONTOLOGY.schema_definitions(Layout.DEFAULT):
-        await adb.cypher_query(CreateStep(definition=definition).cypher())
-    await adb.cypher_query("CALL db.awaitIndexes(120)")
 
 
 # ------------------------------------------------------------------ contenders
@@ -660,13 +605,14 @@ async def main(args: argparse.Namespace) -> None:
         "floor": lambda c, _r: ingest_floor(c, in_flight, fingerprint),
     }
     chosen = args.contenders.split(",")
-    server = OwnServer(args.uri)
-    with server as settings:
+    server = BenchServer(port=BENCH_PORT, home=BENCH_HOME, uri=args.uri or "")
+    with server:
+        settings = server.settings
         driver = await connect(settings)
         try:
             print(f"server: Neo4j {await server_version()} at {settings.uri}; {in_flight} documents in flight\n")
             for name in chosen:
-                await reset_database()
+                await reset_database(ONTOLOGY.schema_definitions(Layout.DEFAULT))
                 await contenders[name](warm, warm_replies)
             print(f"warm-up: each contender wrote {args.warmup_documents} other documents first\n")
             outcomes: list[Outcome] = []
@@ -675,8 +621,8 @@ async def main(args: argparse.Namespace) -> None:
             # machine then falls on both contenders alike, and the best round of each counts.
             for round_number in range(1, args.rounds + 1):
                 for name in chosen:
-                    await reset_database()
-                    with LoadProbe(server.pid) as probe:
+                    await reset_database(ONTOLOGY.schema_definitions(Layout.DEFAULT))
+                    with LoadProbe(server.server_pid) as probe:
                         outcome = await contenders[name](corpus, replies)
                     outcome.load = probe.report()
                     graph = await census()
@@ -691,7 +637,7 @@ async def main(args: argparse.Namespace) -> None:
                         f"failed and were ingested again; {outcome.load.describe()}"
                     )
             report(outcomes, graphs)
-            await reset_database()
+            await reset_database(ONTOLOGY.schema_definitions(Layout.DEFAULT))
         finally:
             await disconnect(driver)
 
