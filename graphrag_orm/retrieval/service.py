@@ -363,7 +363,7 @@ class Retriever:
         """
         vectors = await self.embedder.embed([question])
         (vector,) = validate_vectors(vectors, 1, self.embedding_set)
-        label, d = self.chunks.label, self.documents
+        label = self.chunks.label
         rows, _ = await adb.cypher_query(
             f"CALL () {{ MATCH (c:{label}) SEARCH c IN (VECTOR INDEX {self.vector_index} FOR $vector LIMIT $k) "
             f"SCORE AS score WITH c.{self._id} AS id, score ORDER BY score DESC, id "
@@ -379,12 +379,7 @@ class Retriever:
             "ORDER BY fused DESC, id WITH collect({id: id, ranks: ranks, fused: fused}) AS everything "
             "WITH size(everything) AS total, everything[..$maxItems] AS top UNWIND top AS item "
             f"MATCH (c:{label} {{{self._id}: item.id}}) {self._neighbours_clause(options.neighbour_chunks)}"
-            f"OPTIONAL MATCH (d:{d.label} {{{d.key}: c.{self._doc}}}) "
-            f"RETURN c.{self._id} AS id, c.{self._doc} AS documentId, c.{self._text} AS text, "
-            f"c.{self._start} AS startByte, c.{self._end} AS endByte, c.{self._order} AS ord, "
-            f"d.{d.stored('source_uri')} AS sourceUri, d.{d.stored('title')} AS title, "
-            f"d.{d.stored('page_starts')} AS pageStarts, d.{d.stored('text_origin')} AS textOrigin, neighbours, "
-            "item.ranks, item.fused, total",
+            f"{self._projection()}, item.ranks, item.fused, total",
             {
                 "vector": vector,
                 "k": options.candidates_per_route,
@@ -412,6 +407,18 @@ class Retriever:
             details[row[0]] = dict(zip(_DETAIL_KEYS, row[:10], strict=True))
             neighbours[row[0]] = list(row[10])
         return total, considered, details, neighbours
+
+    def _projection(self) -> str:
+        """Join chunk ``c`` to its document and return the fields evidence needs (in ``_DETAIL_KEYS``
+        order), then ``neighbours``; never the embedding."""
+        d = self.documents
+        return (
+            f"OPTIONAL MATCH (d:{d.label} {{{d.key}: c.{self._doc}}}) "
+            f"RETURN c.{self._id} AS id, c.{self._doc} AS documentId, c.{self._text} AS text, "
+            f"c.{self._start} AS startByte, c.{self._end} AS endByte, c.{self._order} AS ord, "
+            f"d.{d.stored('source_uri')} AS sourceUri, d.{d.stored('title')} AS title, "
+            f"d.{d.stored('page_starts')} AS pageStarts, d.{d.stored('text_origin')} AS textOrigin, neighbours"
+        )
 
     def _neighbours_clause(self, hops: int, keep: str = "c, item, total") -> str:
         """Collect each chunk ``c``'s neighbours up to ``hops`` along NEXT_CHUNK as ``neighbours``
@@ -488,16 +495,10 @@ class Retriever:
         same statement, each one's neighbours up to ``hops`` along NEXT_CHUNK."""
         if not chunk_ids:
             return {}, {}
-        d = self.documents
         label = self.chunks.label
         neighbours = self._neighbours_clause(hops, keep="c")
         rows, _ = await adb.cypher_query(
-            f"UNWIND $ids AS id MATCH (c:{label} {{{self._id}: id}}) {neighbours}"
-            f"OPTIONAL MATCH (d:{d.label} {{{d.key}: c.{self._doc}}}) "
-            f"RETURN c.{self._id} AS id, c.{self._doc} AS documentId, c.{self._text} AS text, "
-            f"c.{self._start} AS startByte, c.{self._end} AS endByte, c.{self._order} AS ord, "
-            f"d.{d.stored('source_uri')} AS sourceUri, d.{d.stored('title')} AS title, "
-            f"d.{d.stored('page_starts')} AS pageStarts, d.{d.stored('text_origin')} AS textOrigin, neighbours",
+            f"UNWIND $ids AS id MATCH (c:{label} {{{self._id}: id}}) {neighbours}{self._projection()}",
             {"ids": list(chunk_ids)},
         )
         found_neighbours = {row[0]: list(row[10]) for row in rows}
