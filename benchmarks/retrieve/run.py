@@ -5,16 +5,18 @@ graphrag-orm, then asks 200 generated questions, each contender after a warm-up 
 
 - **graphrag-orm**: ``Retriever.retrieve(question, Retrievers.hybrid())``: the question's
   vector, the vector route (Cypher 25 ``SEARCH``) and the full-text route
-  (``db.index.fulltext.queryNodes``) at once, rank fusion, one details query for the
-  items that can enter the budget, one neighbours query, the evidence values.
+  (``db.index.fulltext.queryNodes``), rank fusion and the winners' fields with their
+  neighbours in one statement, then the budget and the evidence values.
 - **floor**: the two raw index queries, the same text with the same parameters and
   limits, one after the other in one session, on precomputed vectors: nothing else.
 - **neo4j-graphrag** 1.22.0: ``HybridRetriever`` on our vector and full-text indexes,
   given the same query vectors and the same Lucene query text, ``top_k`` = our
   candidates per route; in its own venv, as a subprocess reading the same questions.
 
-graphrag-orm and the floor alternate question by question, so machine load falls on
-both alike. Reports p50 and p95 per contender and the ratios.
+graphrag-orm (with its default neighbour context, and bare: no neighbours, like
+neo4j-graphrag) and the floor take turns question by question; each timed round over the
+questions is followed by one of neo4j-graphrag's process, so drift in machine load falls
+on all. Reports p50 and p95 per contender and the ratios.
 
     .venv/bin/python benchmarks/retrieve/run.py
     .venv/bin/python benchmarks/retrieve/run.py --documents 200 --questions 50   # a quick look
@@ -175,7 +177,7 @@ def neo4j_graphrag(
 
 @contextlib.contextmanager
 def timing_statements() -> Iterator[list[tuple[str, float, float]]]:
-    """Records (kind, start, end) of every neomodel statement while active."""
+    """Records (statement, start, end) of every neomodel statement while active."""
     records: list[tuple[str, float, float]] = []
     original = adb.cypher_query
 
@@ -184,7 +186,7 @@ def timing_statements() -> Iterator[list[tuple[str, float, float]]]:
         try:
             return await original(query, params, *args, **kwargs)
         finally:
-            records.append((_kind(query), began, time.perf_counter()))
+            records.append((query, began, time.perf_counter()))
 
     adb.cypher_query = timed  # type: ignore[method-assign]
     try:
@@ -193,55 +195,29 @@ def timing_statements() -> Iterator[list[tuple[str, float, float]]]:
         adb.cypher_query = original  # type: ignore[method-assign]
 
 
-def _kind(query: str) -> str:
-    if "SEARCH c IN (VECTOR INDEX" in query:
-        return "vector"
-    if "db.index.fulltext.queryNodes" in query:
-        return "full-text"
-    if "OPTIONAL MATCH (d:" in query:
-        return "details"
-    if "UNION MATCH (n:" in query:
-        return "neighbours"
-    return "other"
-
-
 async def breakdown(retriever: Retriever, options: RetrievalOptions, questions: list[Question]) -> None:
-    """Per question: the routes (concurrent), details, neighbours and what is left (Python)."""
-    phases: dict[str, list[float]] = {"total": [], "routes": [], "details": [], "neighbours": [], "rest": []}
+    """Per question: time inside the database statements and what is left (Python, the driver)."""
+    totals: list[float] = []
+    inside: list[float] = []
     statements: list[int] = []
     for question in questions:
         with timing_statements() as records:
             began = time.perf_counter()
             await retriever.retrieve(question.text, options)
-            total = time.perf_counter() - began
-        routes = [r for r in records if r[0] in ("vector", "full-text")]
-        span = max(r[2] for r in routes) - min(r[1] for r in routes)
-        details = sum(r[2] - r[1] for r in records if r[0] == "details")
-        neighbours = sum(r[2] - r[1] for r in records if r[0] == "neighbours")
-        phases["total"].append(total)
-        phases["routes"].append(span)
-        phases["details"].append(details)
-        phases["neighbours"].append(neighbours)
-        phases["rest"].append(total - span - details - neighbours)
+            totals.append(time.perf_counter() - began)
+        inside.append(sum(end - start for _, start, end in records))
         statements.append(len(records))
+    rest = [total - spent for total, spent in zip(totals, inside, strict=True)]
     print(
         f"\n## Where graphrag-orm's time goes ({len(questions)} questions, medians; "
-        f"{statistics.mean(statements):.0f} statements per question)\n"
+        f"{statistics.mean(statements):.1f} statements per question)\n"
     )
     print_table(
         ["Phase", "Median"],
         [
-            ["whole retrieve()", _ms(statistics.median(phases["total"]))],
-            [
-                "vector and full-text routes, concurrent (first start to last end)",
-                _ms(statistics.median(phases["routes"])),
-            ],
-            ["details query", _ms(statistics.median(phases["details"]))],
-            ["neighbours query", _ms(statistics.median(phases["neighbours"]))],
-            [
-                "the rest: embedding the question, fusion, budget, values, event loop",
-                _ms(statistics.median(phases["rest"])),
-            ],
+            ["whole retrieve()", _ms(statistics.median(totals))],
+            ["the statement: both routes, fusion, fields, neighbours", _ms(statistics.median(inside))],
+            ["the rest: embedding the question, budget, evidence values", _ms(statistics.median(rest))],
         ],
     )
     embedder = HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions)
@@ -293,33 +269,41 @@ async def main(args: argparse.Namespace) -> None:
             print(f"load before: load average {os.getloadavg()[0]:.2f}\n")
 
             # Neighbour context (1 chunk each side by default) is work neo4j-graphrag's
-            # retriever does not do; --neighbours 0 compares like for like.
+            # retriever does not do: "ours, bare" (neighbour_chunks 0) compares like for like.
             options = Retrievers.hybrid().model_copy(update={"neighbour_chunks": args.neighbours})
+            bare_options = options.model_copy(update={"neighbour_chunks": 0})
             retriever = Retriever(for_layout(Layout.DEFAULT), OFFLINE_EMBEDDING_SET, HashingEmbedder(256), options)
             floor = Floor(retriever, options)
-            ours = Latencies("graphrag-orm Retriever.retrieve (hybrid)", [])
+            ours = Latencies(f"graphrag-orm Retriever.retrieve (hybrid, {args.neighbours} neighbour chunks)", [])
+            bare = Latencies("graphrag-orm Retriever.retrieve (hybrid, no neighbours)", [])
             raw = Latencies("floor: the two index queries, back to back", [])
+            theirs = Latencies("neo4j-graphrag HybridRetriever", [])
+            contenders = [
+                (ours, lambda q: ask_ours(retriever, options, q)),
+                (bare, lambda q: ask_ours(retriever, bare_options, q)),
+                (raw, floor.ask),
+            ]
             items = 0
             for question in questions:  # warm-up: every question once, each contender
                 items += await ask_ours(retriever, options, question)
+                await ask_ours(retriever, bare_options, question)
                 await floor.ask(question)
             with LoadProbe(server.server_pid) as probe:
+                # Rounds alternate between our contenders (rotated question by question)
+                # and neo4j-graphrag's process, so drift in the machine's load falls on all.
                 for _ in range(args.rounds):
                     for index, question in enumerate(questions):
-                        pair = [("ours", ours), ("floor", raw)]
-                        for name, into in pair if index % 2 == 0 else reversed(pair):
+                        shift = index % len(contenders)
+                        for into, ask in contenders[shift:] + contenders[:shift]:
                             began = time.perf_counter()
-                            if name == "ours":
-                                await ask_ours(retriever, options, question)
-                            else:
-                                await floor.ask(question)
+                            await ask(question)
                             into.seconds.append(time.perf_counter() - began)
-            ours.load = raw.load = probe.report()
+                    side = neo4j_graphrag(questions_file, settings, retriever, options.candidates_per_route, 1)
+                    theirs.seconds.extend(side.seconds)
+                    theirs.note = side.note
+            ours.load = bare.load = raw.load = theirs.load = probe.report()
             ours.note = f"{items / len(questions):.1f} evidence items per question"
-            with LoadProbe(server.server_pid) as probe:
-                theirs = neo4j_graphrag(questions_file, settings, retriever, options.candidates_per_route, args.rounds)
-            theirs.load = probe.report()
-            report([ours, raw, theirs], args.rounds, len(questions))
+            report([ours, bare, raw, theirs], args.rounds, len(questions))
             await breakdown(retriever, options, questions)
             await reset_database()
         finally:
@@ -327,21 +311,28 @@ async def main(args: argparse.Namespace) -> None:
 
 
 def report(results: list[Latencies], rounds: int, questions: int) -> None:
-    ours = results[0]
+    """One row per contender; the ratios put each of our two configurations over it."""
+    ours, bare = results[0], results[1]
     print(f"\n{questions} questions x {rounds} rounds after one warm-up pass each:\n")
-    rows = []
-    for result in results:
-        ratio = "" if result is ours else f"{ours.p50 / result.p50:.2f}x / {ours.p95 / result.p95:.2f}x"
-        rows.append(
-            [
-                result.name,
-                _ms(result.p50),
-                _ms(result.p95),
-                ratio,
-                f"{result.load.machine_busy:.0%}" if result.load else "",
-            ]
-        )
-    print_table(["Contender", "p50", "p95", "graphrag-orm / this (p50 / p95)", "Machine busy"], rows)
+
+    def ratio(mine: Latencies, other: Latencies) -> str:
+        return "" if other is mine else f"{mine.p50 / other.p50:.2f}x / {mine.p95 / other.p95:.2f}x"
+
+    rows = [
+        [
+            result.name,
+            _ms(result.p50),
+            _ms(result.p95),
+            ratio(ours, result),
+            ratio(bare, result),
+            f"{result.load.machine_busy:.0%}" if result.load else "",
+        ]
+        for result in results
+    ]
+    print_table(
+        ["Contender", "p50", "p95", "ours / this (p50 / p95)", "ours, bare / this", "Machine busy"],
+        rows,
+    )
     for result in results:
         parts = [part for part in (result.note, result.load.describe() if result.load else "") if part]
         if parts:
