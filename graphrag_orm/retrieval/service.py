@@ -344,14 +344,7 @@ class Retriever:
             f"RETURN c.{self._id}, score ORDER BY score DESC LIMIT $k",
             {"vector": vector, "fetch": fetch, "k": k, **self._scope_params(scope)},
         )
-        kept = dedupe([Candidate(r[0], float(r[1])) for r in rows])[:k]
-        short = len(kept) < k and fetch < total_chunks
-        limit = Limit(name=LimitName.VECTOR_SCOPE_OVER_FETCH, value=fetch) if short else None
-        return (
-            kept,
-            ScopeRoute(route=Route.VECTOR, strategy=ScopeStrategy.OVER_FETCH, asked=fetch, kept=len(kept)),
-            limit,
-        )
+        return _over_fetched(rows, k, fetch, total_chunks, Route.VECTOR, LimitName.VECTOR_SCOPE_OVER_FETCH)
 
     async def _hybrid_in_one(
         self, question: str, query: str, options: RetrievalOptions
@@ -477,14 +470,7 @@ class Retriever:
             f"{call} WITH c, score WHERE {self._scope_filter('c')} RETURN c.{self._id}, score ORDER BY score DESC LIMIT $k",
             {"index": self.fulltext_index, "query": query, "fetch": fetch, "k": k, **self._scope_params(scope)},
         )
-        kept = dedupe([Candidate(r[0], float(r[1])) for r in rows])[:k]
-        short = len(kept) < k and fetch < total_chunks
-        limit = Limit(name=LimitName.FULL_TEXT_SCOPE_OVER_FETCH, value=fetch) if short else None
-        return (
-            kept,
-            ScopeRoute(route=Route.FULL_TEXT, strategy=ScopeStrategy.OVER_FETCH, asked=fetch, kept=len(kept)),
-            limit,
-        )
+        return _over_fetched(rows, k, fetch, total_chunks, Route.FULL_TEXT, LimitName.FULL_TEXT_SCOPE_OVER_FETCH)
 
     # ------------------------------------------------------------- details
 
@@ -659,6 +645,20 @@ async def _second(
     combined: asyncio.Task[tuple[list[Candidate], list[Candidate]]],
 ) -> tuple[list[Candidate], None, None]:
     return (await combined)[1], None, None
+
+
+def _over_fetched(
+    rows: Sequence[Sequence[Any]], k: int, fetch: int, total_chunks: int, route: Route, limit: LimitName
+) -> tuple[list[Candidate], ScopeRoute, Limit | None]:
+    """A scoped route's candidates from an over-fetch of ``fetch``: the limit is reported when
+    fewer than ``k`` survived the scope and the index held more than was fetched."""
+    kept = dedupe([Candidate(r[0], float(r[1])) for r in rows])[:k]
+    short = len(kept) < k and fetch < total_chunks
+    return (
+        kept,
+        ScopeRoute(route=route, strategy=ScopeStrategy.OVER_FETCH, asked=fetch, kept=len(kept)),
+        Limit(name=limit, value=fetch) if short else None,
+    )
 
 
 _DETAIL_KEYS = (
