@@ -24,10 +24,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from neomodel import adb
 
+from graphrag_orm.chunking import ChunkPlan, chunk_id
 from graphrag_orm.connection import ConnectionSettings
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.localdb import LocalDbSettings, start, stop
 from graphrag_orm.migrate import Chain, Migrator
 from graphrag_orm.schema import CreateStep, SchemaDefinition
@@ -226,6 +229,31 @@ async def reset_database(extra: Sequence[SchemaDefinition] = ()) -> None:
     await Migrator(Chain.load()).apply()
     for definition in extra:
         await adb.cypher_query(CreateStep(definition=definition).cypher())
+
+
+def floor_chunk_rows(
+    document_id: str,
+    content_hash: str,
+    plan: ChunkPlan,
+    texts: Sequence[str],
+    vectors: Sequence[Sequence[float]],
+    run: str,
+) -> list[dict[str, Any]]:
+    """The chunk rows a hand-written floor writes: the same ids and properties graphrag-orm stores."""
+    return [
+        {
+            "id": chunk_id(document_id, content_hash, plan.fingerprint, c.start_byte, c.end_byte),
+            "documentId": document_id,
+            "order": c.order,
+            "text": texts[i],
+            "startByte": c.start_byte,
+            "endByte": c.end_byte,
+            "embedding": vectors[i],
+            "embeddingSetId": OFFLINE_EMBEDDING_SET.id,
+            "runId": run,
+        }
+        for i, c in enumerate(plan.chunks)
+    ]
 
 
 async def server_version() -> str:

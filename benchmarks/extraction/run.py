@@ -55,12 +55,21 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import neo4j
-from common import BenchServer, LoadProbe, LoadReport, machine_description, print_table, reset_database, server_version
+from common import (
+    BenchServer,
+    LoadProbe,
+    LoadReport,
+    floor_chunk_rows,
+    machine_description,
+    print_table,
+    reset_database,
+    server_version,
+)
 from neo4j.exceptions import TransientError
 from neomodel import adb
 
 from graphrag_orm.chat import ChatRequest, ScriptedChat
-from graphrag_orm.chunking import Chunker, ChunkerOptions, chunk_id
+from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.connection import connect, disconnect
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
@@ -387,21 +396,8 @@ async def floor_rows(
         "ingestedAt": datetime.now(UTC),
         "runId": run,
     }
-    ids = [chunk_id(doc, loaded.content_hash, plan.fingerprint, c.start_byte, c.end_byte) for c in plan.chunks]
-    chunks = [
-        {
-            "id": ids[i],
-            "documentId": doc,
-            "order": c.order,
-            "text": texts[i],
-            "startByte": c.start_byte,
-            "endByte": c.end_byte,
-            "embedding": vectors[i],
-            "embeddingSetId": OFFLINE_EMBEDDING_SET.id,
-            "runId": run,
-        }
-        for i, c in enumerate(plan.chunks)
-    ]
+    chunks = floor_chunk_rows(doc, loaded.content_hash, plan, texts, vectors, run)
+    ids = [row["id"] for row in chunks]
     things: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in KIND_COUNTS}
     facts: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, str]]] = {}
     mentions: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KIND_COUNTS}

@@ -53,6 +53,7 @@ from common import (
     BenchServer,
     LoadProbe,
     LoadReport,
+    floor_chunk_rows,
     generate_corpus,
     machine_description,
     print_table,
@@ -61,7 +62,7 @@ from common import (
 )
 from neomodel import adb
 
-from graphrag_orm.chunking import Chunker, ChunkerOptions, chunk_id, section_id
+from graphrag_orm.chunking import Chunker, ChunkerOptions, section_id
 from graphrag_orm.connection import ConnectionSettings, connect, disconnect
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
@@ -209,21 +210,8 @@ async def _floor_rows(
         }
         for s in plan.sections
     ]
-    ids = [chunk_id(doc, content, plan.fingerprint, c.start_byte, c.end_byte) for c in plan.chunks]
-    chunks = [
-        {
-            "id": ids[i],
-            "documentId": doc,
-            "order": c.order,
-            "text": texts[i],
-            "startByte": c.start_byte,
-            "endByte": c.end_byte,
-            "embedding": vectors[i],
-            "embeddingSetId": OFFLINE_EMBEDDING_SET.id,
-            "runId": run,
-        }
-        for i, c in enumerate(plan.chunks)
-    ]
+    chunks = floor_chunk_rows(doc, content, plan, texts, vectors, run)
+    ids = [row["id"] for row in chunks]
     chunk_sections = {
         ids[i]: (section_ids[c.section_order] if c.section_order is not None else None)
         for i, c in enumerate(plan.chunks)

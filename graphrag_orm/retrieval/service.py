@@ -488,20 +488,7 @@ class Retriever:
             {"ids": list(chunk_ids)},
         )
         found_neighbours = {row[0]: list(row[10]) for row in rows}
-        rows = [row[:10] for row in rows]
-        keys = (
-            "id",
-            "documentId",
-            "text",
-            "startByte",
-            "endByte",
-            "order",
-            "sourceUri",
-            "title",
-            "pageStarts",
-            "textOrigin",
-        )
-        return {row[0]: dict(zip(keys, row, strict=True)) for row in rows}, found_neighbours
+        return {row[0]: dict(zip(_DETAIL_KEYS, row[:10], strict=True)) for row in rows}, found_neighbours
 
     @staticmethod
     def _pages(page_starts: Sequence[int] | None, start: int, end: int) -> tuple[PageStart, ...] | None:
