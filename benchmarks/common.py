@@ -29,7 +29,7 @@ from typing import Any
 from neomodel import adb
 
 from graphrag_orm.chunking import ChunkPlan, chunk_id
-from graphrag_orm.connection import ConnectionSettings
+from graphrag_orm.store.connection import ConnectionSettings
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.localdb import LocalDbSettings, start, stop
 from graphrag_orm.migrate import Chain, Migrator

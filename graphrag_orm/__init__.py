@@ -9,7 +9,7 @@ from graphrag_orm.answers import Answer, AnswerExport, AnswerReceipt, Completed,
 from graphrag_orm.chunking import ChunkerOptions, ChunkPlan
 from graphrag_orm.citations import Citation, locate
 from graphrag_orm.codes import DocumentErrorCode, HealthFinding, LimitName, RefusalReason
-from graphrag_orm.connection import ConnectionSettings
+from graphrag_orm.store.connection import ConnectionSettings
 from graphrag_orm.embeddings import EmbeddingSet, Similarity
 from graphrag_orm.errors import (
     ConfigurationError,

@@ -30,6 +30,10 @@ class DatabaseUnavailable(GraphRagError):
     """Neo4j could not be reached (``database-unavailable``)."""
 
 
+class StoreNotConnected(GraphRagError):
+    """A statement was sent before ``connect()`` gave the store a driver (``not-connected``)."""
+
+
 class SchemaMismatch(GraphRagError):
     """The database schema differs from what the toolkit needs (``schema-mismatch``)."""
 

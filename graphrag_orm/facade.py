@@ -16,21 +16,24 @@ import neo4j
 from graphrag_orm.answers import AnswersService
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chunking import Chunker
-from graphrag_orm.connection import ConnectionSettings, connect, disconnect
 from graphrag_orm.embeddings import Embedder, EmbeddingSet
 from graphrag_orm.errors import ConfigurationError, SchemaMismatch
 from graphrag_orm.extraction import Extractor, Verifier
+from graphrag_orm.extraction.writer import KnowledgeWriter
 from graphrag_orm.ingestion import IngestionService
 from graphrag_orm.layout import Layout
 from graphrag_orm.loaders import LoaderRegistry
 from graphrag_orm.maintenance import MaintenanceService
 from graphrag_orm.maintenance.knowledge_graph import KnowledgeGraphMaintenance
-from graphrag_orm.migrate import read_live_schema
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.options import GraphRagOptions
 from graphrag_orm.retrieval import Retriever
+from graphrag_orm.retry import RetryPolicy
 from graphrag_orm.schema import Schema
+from graphrag_orm.store import ConnectionSettings, Store, open_driver
+from graphrag_orm.store.introspection import read_live_schema
+from graphrag_orm.store.neomodel import attach_neomodel, detach_neomodel
 from graphrag_orm.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -62,39 +65,73 @@ class GraphRag:
         self.ontology = ontology
         self.options = options or GraphRagOptions()
         self.model: LexicalModel = for_layout(layout)
+        #: The one way this object's services reach Neo4j; ``connect()`` gives it a driver.
+        self.store = Store()
         self._driver: neo4j.AsyncDriver | None = None
-        chunker = Chunker(self.options.chunking, token_counter)
+        options = self.options
+        chunker = Chunker(options.chunking, token_counter)
+        # One retry policy for every model call of this object (embeddings, extraction).
+        retry = RetryPolicy(options.retry)
         extractor: Extractor | None = None
+        knowledge_writer: KnowledgeWriter | None = None
         if ontology is not None:
             ontology.check_layout(layout)
             if self.extraction_chat is None:
                 raise ConfigurationError("invalid-option", "an ontology needs a chat client for extraction")
-            extractor = Extractor(ontology, self.extraction_chat, self.options.extraction, verifier=verifier)
+            extractor = Extractor(ontology, self.extraction_chat, options.extraction, verifier=verifier, retry=retry)
+            knowledge_writer = KnowledgeWriter(self.model, ontology)
         self.ingestion = IngestionService(
+            self.store,
             self.model,
             embedding_set,
             embedder,
             chunker=chunker,
             loaders=loaders,
-            options=self.options.ingestion,
-            retry=self.options.retry,
+            options=options.ingestion,
+            retry=retry,
             token_counter=token_counter,
             extractor=extractor,
+            knowledge=knowledge_writer,
         )
-        self.retriever = Retriever(self.model, embedding_set, embedder, self.options.retrieval, ontology)
+        self.retriever = Retriever(self.store, self.model, embedding_set, embedder, options.retrieval, ontology)
         knowledge = KnowledgeGraphMaintenance(self.model, ontology) if ontology is not None else None
-        self.maintenance = MaintenanceService(self.model, embedding_set, ingestion=self.ingestion, knowledge=knowledge)
+        self.maintenance = MaintenanceService(
+            self.store,
+            self.model,
+            embedding_set,
+            options=options.maintenance,
+            ingestion=self.ingestion,
+            knowledge=knowledge,
+        )
         # Answers need a chat client; without one, retrieval still works.
-        self.answers: AnswersService | None = AnswersService(self.retriever, chat) if chat is not None else None
+        self.answers: AnswersService | None = (
+            AnswersService(self.retriever, chat, options.answers) if chat is not None else None
+        )
 
     async def connect(
-        self, settings: ConnectionSettings | None = None, *, url: str | None = None, check_schema: bool = True
+        self,
+        settings: ConnectionSettings | None = None,
+        *,
+        url: str | None = None,
+        check_schema: bool = True,
+        neomodel: bool = True,
     ) -> GraphRag:
-        """Connect (NEO4J_* environment, ``settings`` or ``url``) and check the vector index."""
+        """Connect (NEO4J_* environment, ``settings`` or ``url``) and check the vector index.
+
+        Every service of this object then runs its statements on this driver. With
+        ``neomodel`` (the default) the typed classes are pointed at it too; neomodel
+        holds one connection per process, so with several ``GraphRag`` objects they
+        query the last one connected.
+        """
+        settings = settings or ConnectionSettings.from_env()
         if url is not None:
-            base = settings or ConnectionSettings.from_env()
-            settings = ConnectionSettings(uri=url, user=base.user, password=base.password, database=base.database)
-        self._driver = await connect(settings)
+            settings = ConnectionSettings(
+                uri=url, user=settings.user, password=settings.password, database=settings.database
+            )
+        self._driver = await open_driver(settings)
+        self.store.bind(self._driver, settings.database)
+        if neomodel:
+            await attach_neomodel(self._driver, settings.database)
         if check_schema:
             try:
                 await self.check_vector_index()
@@ -106,7 +143,7 @@ class GraphRag:
     async def check_vector_index(self) -> None:
         """Refuse when the chunk vector index is missing or its dimensions differ from the set's."""
         expected = Schema.vector_index(self.layout, self.embedding_set)
-        live = await read_live_schema()
+        live = await read_live_schema(self.store)
         for name, definition in live.items():
             kind, labels, properties = definition.signature
             if kind == "VECTOR" and labels == (expected.label,) and properties == (expected.property,):
@@ -126,8 +163,11 @@ class GraphRag:
         )
 
     async def close(self) -> None:
-        await disconnect(self._driver)
-        self._driver = None
+        driver, self._driver = self._driver, None
+        self.store.unbind()
+        detach_neomodel(driver)
+        if driver is not None:
+            await driver.close()
 
     async def __aenter__(self) -> GraphRag:
         if self._driver is None:

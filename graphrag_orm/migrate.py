@@ -50,6 +50,8 @@ from graphrag_orm.schema import (
     UniqueConstraint,
     VectorIndex,
 )
+from graphrag_orm.store import Store
+from graphrag_orm.store.introspection import LiveDefinition, read_live_schema
 from graphrag_orm.values import Value
 
 FORMAT = "graphrag-orm-migration/1"
@@ -294,21 +296,6 @@ class SchemaCheck(Value):
         return not (self.missing or self.different or self.unexpected or self.not_online)
 
 
-@dataclass(frozen=True)
-class LiveDefinition:
-    """An index or constraint as the server reports it."""
-
-    name: str
-    signature: tuple[Any, ...]
-    state: str
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        kind, labels, props = self.signature
-        extra = "".join(f" {k}={v}" for k, v in sorted(self.detail.items()))
-        return f"{kind} on {'|'.join(labels)}({', '.join(props)}){extra}"
-
-
 def describe(definition: SchemaDefinition) -> str:
     kind, labels, props = definition.signature()
     return f"{kind} on {'|'.join(labels)}({', '.join(props)}){''.join(_detail_text(_detail(definition)))}"
@@ -326,48 +313,19 @@ def _detail(definition: SchemaDefinition) -> dict[str, Any]:
     return {}
 
 
-async def read_live_schema() -> dict[str, LiveDefinition]:
-    """Every constraint and index (token lookups and constraint-owned indexes left out), by name."""
-    live: dict[str, LiveDefinition] = {}
-    rows, _ = await adb.cypher_query(
-        "SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties RETURN name, type, labelsOrTypes, properties"
-    )
-    for name, kind, labels, props in rows:
-        live[name] = LiveDefinition(
-            name, (str(kind).replace("NODE_PROPERTY_", ""), tuple(labels or ()), tuple(props or ())), "ONLINE"
-        )
-    rows, _ = await adb.cypher_query(
-        "SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state, options, owningConstraint "
-        "WHERE type <> 'LOOKUP' AND owningConstraint IS NULL "
-        "RETURN name, type, labelsOrTypes, properties, state, options"
-    )
-    for name, kind, labels, props, state, options in rows:
-        config = (options or {}).get("indexConfig", {}) or {}
-        detail: dict[str, Any] = {}
-        label_tuple = tuple(labels or ())
-        if kind == "VECTOR":
-            detail = {
-                "dimensions": int(config.get("vector.dimensions", 0)),
-                "similarity": str(config.get("vector.similarity_function", "")).lower(),
-            }
-        elif kind == "FULLTEXT":
-            detail = {"analyzer": str(config.get("fulltext.analyzer", ""))}
-            label_tuple = tuple(sorted(label_tuple))
-        live[name] = LiveDefinition(name, (kind, label_tuple, tuple(props or ())), str(state), detail)
-    return live
-
-
 def _matches(expected: SchemaDefinition, actual: LiveDefinition) -> bool:
     return expected.signature() == actual.signature and _detail(expected) == actual.detail
 
 
-async def check_schema(expected: Sequence[SchemaDefinition], *, prefix: str | None = None) -> SchemaCheck:
+async def check_schema(
+    store: Store, expected: Sequence[SchemaDefinition], *, prefix: str | None = None
+) -> SchemaCheck:
     """Compare ``expected`` with the live schema; changes nothing.
 
     ``unexpected`` lists live definitions whose names start with ``prefix`` (the
     toolkit's own namespace) that are not expected; others belong to the application.
     """
-    live = await read_live_schema()
+    live = await read_live_schema(store)
     missing: list[SchemaDifference] = []
     different: list[SchemaDifference] = []
     not_online: list[SchemaDifference] = []
@@ -591,7 +549,7 @@ class Migrator:
 
     async def _refuse_conflicts(self, steps: Sequence[MigrationStep]) -> None:
         """Check the steps in order against the live schema as earlier steps leave it."""
-        live = await read_live_schema()
+        live = await read_live_schema(store)
         for step in steps:
             wanted = step.definition
             if isinstance(step, DropStep):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from neomodel import (
     ArrayProperty,
@@ -35,6 +35,9 @@ from neomodel.properties import Property
 
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import Layout
+
+if TYPE_CHECKING:
+    from graphrag_orm.store.names import StoredNames
 
 #: Marks classes this module generated, so label collisions can name the other owner.
 OWNER_MARK = "_graphrag_orm_layout"
@@ -201,6 +204,13 @@ class LexicalModel:
     chunk: type[ChunkNode]
     run: type[IngestionRunNode]
     lease: type[LeaseNode]
+
+    @functools.cached_property
+    def names(self) -> StoredNames:
+        """The stored names every statement is rendered from (built once per model)."""
+        from graphrag_orm.store.names import StoredNames
+
+        return StoredNames.of(self)
 
     @property
     def node_classes(self) -> tuple[type[AsyncStructuredNode], ...]:

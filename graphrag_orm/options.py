@@ -1,10 +1,12 @@
-"""All settings in one value: chunking, ingestion, retrieval, retries (and extraction when enabled)."""
+"""All settings in one value: chunking, ingestion, retrieval, retries, extraction, maintenance, answers."""
 
 from __future__ import annotations
 
+from graphrag_orm.answers.options import AnswersOptions
 from graphrag_orm.chunking import ChunkerOptions
 from graphrag_orm.extraction.options import ExtractionOptions
 from graphrag_orm.ingestion.options import IngestionOptions
+from graphrag_orm.maintenance.options import MaintenanceOptions
 from graphrag_orm.retrieval.options import RetrievalOptions
 from graphrag_orm.retry import RetryOptions
 from graphrag_orm.values import Options
@@ -18,3 +20,5 @@ class GraphRagOptions(Options):
     retrieval: RetrievalOptions = RetrievalOptions()
     retry: RetryOptions = RetryOptions()
     extraction: ExtractionOptions = ExtractionOptions()
+    maintenance: MaintenanceOptions = MaintenanceOptions()
+    answers: AnswersOptions = AnswersOptions()

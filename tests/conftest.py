@@ -7,8 +7,10 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from graphrag_orm.connection import ConnectionSettings, connect, disconnect
 from graphrag_orm.migrate import Chain, Migrator
+from graphrag_orm.store import Store
+from graphrag_orm.store.connection import ConnectionSettings, open_driver
+from graphrag_orm.store.neomodel import attach_neomodel, detach_neomodel
 from tests.database import claim_database, drop_all_schema, suite_connection_settings, wipe_data
 from tests.support.fixtures import openai_server  # noqa: F401  (the loopback model server)
 
@@ -19,37 +21,46 @@ def neo4j_settings() -> ConnectionSettings:
 
 
 @pytest_asyncio.fixture(scope="session")
-async def neo4j_driver(neo4j_settings: ConnectionSettings) -> AsyncIterator[object]:
-    driver = await connect(neo4j_settings)
-    await claim_database()
-    yield driver
-    await disconnect(driver)
+async def store(neo4j_settings: ConnectionSettings) -> AsyncIterator[Store]:
+    """The suite's store on the test database; neomodel's typed classes use the same driver."""
+    driver = await open_driver(neo4j_settings)
+    store = Store(driver, database=neo4j_settings.database)
+    await attach_neomodel(driver, neo4j_settings.database)
+    await claim_database(store)
+    yield store
+    detach_neomodel(driver)
+    await driver.close()
 
 
-async def install_toolkit_schema() -> None:
+@pytest_asyncio.fixture(scope="session")
+async def neo4j_driver(store: Store) -> object:
+    return store.driver
+
+
+async def install_toolkit_schema(store: Store) -> None:
     """Bring the database to the toolkit's own chain head; rebuild it if it drifted."""
-    migrator = Migrator(Chain.load())
+    migrator = Migrator(store, Chain.load())
     status = await migrator.status()
     check = await migrator.check()
     if not status.up_to_date or not check.ok:
-        await drop_all_schema()
+        await drop_all_schema(store)
         await migrator.apply()
 
 
 @pytest_asyncio.fixture
-async def graph(neo4j_driver: object) -> AsyncIterator[None]:
+async def graph(store: Store) -> AsyncIterator[None]:
     """An empty graph with the toolkit's schema installed (each test starts clean)."""
-    await install_toolkit_schema()
-    await wipe_data()
+    await install_toolkit_schema(store)
+    await wipe_data(store)
     yield
 
 
 @pytest_asyncio.fixture
-async def bare_database(neo4j_driver: object) -> AsyncIterator[None]:
+async def bare_database(store: Store) -> AsyncIterator[None]:
     """An empty database without schema or journal; the toolkit's schema is restored afterwards."""
-    await wipe_data()
-    await drop_all_schema()
+    await wipe_data(store)
+    await drop_all_schema(store)
     yield
-    await wipe_data()
-    await drop_all_schema()
-    await Migrator(Chain.load()).apply()
+    await wipe_data(store)
+    await drop_all_schema(store)
+    await Migrator(store, Chain.load()).apply()

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 
-from neomodel import adb
-
-from graphrag_orm.connection import ConnectionSettings
+from graphrag_orm.store import Store
+from graphrag_orm.store.connection import ConnectionSettings
 from graphrag_orm.localdb import LocalDbSettings, start
 
 TEST_PORT = int(os.environ.get("GRAPHRAG_TEST_NEO4J_PORT", "7688"))
@@ -32,35 +31,35 @@ def suite_connection_settings() -> ConnectionSettings:
     return ConnectionSettings.from_env()
 
 
-async def claim_database() -> None:
+async def claim_database(store: Store) -> None:
     """Refuse a database holding data without the suite's marker; then mark it."""
-    rows, _ = await adb.cypher_query(
-        f"OPTIONAL MATCH (m:{MARKER_LABEL}) WITH count(m) AS marked "
-        "OPTIONAL MATCH (n) WHERE NOT n:GraphRagMigration RETURN marked, count(n) AS nodes"
-    )
-    marked, nodes = rows[0]
+    row = (
+        await store.read(
+            f"OPTIONAL MATCH (m:{MARKER_LABEL}) WITH count(m) AS marked "
+            "OPTIONAL MATCH (n) WHERE NOT n:GraphRagMigration RETURN marked, count(n) AS nodes"
+        )
+    ).records[0]
+    marked, nodes = row["marked"], row["nodes"]
     if nodes and not marked:
         raise RuntimeError(
             f"the test database at {os.environ.get('NEO4J_URI')} holds {nodes} nodes the test suite did not write; "
             "the integration suite wipes its database, so point NEO4J_URI at an empty one"
         )
-    await adb.cypher_query(f"MERGE (:{MARKER_LABEL} {{id: 'test-suite'}})")
+    await store.execute(f"MERGE (:{MARKER_LABEL} {{id: 'test-suite'}})")
 
 
-async def wipe_data() -> None:
+async def wipe_data(store: Store) -> None:
     """Delete every node and relationship except the journal and the marker; the schema stays."""
-    await adb.cypher_query(
+    await store.execute(
         f"MATCH (n) WHERE NOT n:GraphRagMigration AND NOT n:{MARKER_LABEL} "
         "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
     )
 
 
-async def drop_all_schema() -> None:
+async def drop_all_schema(store: Store) -> None:
     """Drop every constraint and index (but token lookups) and the migration journal."""
-    rows, _ = await adb.cypher_query("SHOW CONSTRAINTS YIELD name RETURN name")
-    for (name,) in rows:
-        await adb.cypher_query(f"DROP CONSTRAINT `{name}` IF EXISTS")
-    rows, _ = await adb.cypher_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")
-    for (name,) in rows:
-        await adb.cypher_query(f"DROP INDEX `{name}` IF EXISTS")
-    await adb.cypher_query("MATCH (m:GraphRagMigration) DETACH DELETE m")
+    for row in await store.read("SHOW CONSTRAINTS YIELD name RETURN name"):
+        await store.execute(f"DROP CONSTRAINT `{row['name']}` IF EXISTS")
+    for row in await store.read("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name"):
+        await store.execute(f"DROP INDEX `{row['name']}` IF EXISTS")
+    await store.execute("MATCH (m:GraphRagMigration) DETACH DELETE m")

@@ -70,7 +70,7 @@ from neomodel import adb
 
 from graphrag_orm.chat import ChatRequest, ScriptedChat
 from graphrag_orm.chunking import Chunker, ChunkerOptions
-from graphrag_orm.connection import connect, disconnect
+from graphrag_orm.store.connection import connect, disconnect
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.extraction import Extractor

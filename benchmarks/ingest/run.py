@@ -63,7 +63,7 @@ from common import (
 from neomodel import adb
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions, section_id
-from graphrag_orm.connection import ConnectionSettings, connect, disconnect
+from graphrag_orm.store.connection import ConnectionSettings, connect, disconnect
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.ingestion import IngestionOptions, IngestionService, settings_fingerprint

@@ -46,14 +46,14 @@ from typing import Any
 
 from neomodel import adb
 
-from graphrag_orm.connection import ConnectionSettings, connect, disconnect, server_version
+from graphrag_orm.store.connection import ConnectionSettings, connect, disconnect, server_version
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.layout import Layout
 from graphrag_orm.localdb import LocalDbSettings, start, stop
 from graphrag_orm.maintenance import MaintenanceService, ResetScope
 from graphrag_orm.migrate import Chain, Migrator
 from graphrag_orm.models import for_layout
-from graphrag_orm.unit_of_work import EdgeWrites, NodeWrites
+from graphrag_orm.store.batches import EdgeWrites, NodeWrites
 
 MODEL = for_layout(Layout.DEFAULT)
 CHUNKS_PER_DOCUMENT = 5

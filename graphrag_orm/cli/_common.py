@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import typer
 from rich.console import Console
 
-from graphrag_orm.connection import connect, disconnect
+from graphrag_orm.store.connection import connect, disconnect
 from graphrag_orm.errors import GraphRagError
 
 T = TypeVar("T")

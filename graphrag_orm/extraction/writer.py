@@ -35,7 +35,7 @@ from graphrag_orm.ontology import (
 from graphrag_orm.ontology.entities import Entity, Mention
 from graphrag_orm.ontology.facts import take_documents_off_facts
 from graphrag_orm.ontology.ontology import QUOTE_TYPES
-from graphrag_orm.unit_of_work import NodeWrites
+from graphrag_orm.store.batches import NodeWrites
 
 
 def _stored(cls: type[Any]) -> dict[str, tuple[str, Any]]:

@@ -25,7 +25,7 @@ from neomodel.exceptions import ConstraintValidationFailed, UniqueProperty
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.errors import DocumentFailure
 from graphrag_orm.models import LeaseNode
-from graphrag_orm.unit_of_work import NodeWrites
+from graphrag_orm.store.batches import NodeWrites
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)

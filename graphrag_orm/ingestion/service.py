@@ -52,7 +52,7 @@ from graphrag_orm.retry import RetryOptions, RetryPolicy, RetryTally
 from graphrag_orm.sources import Source
 from graphrag_orm.tokens import ByteEstimateCounter, TokenCounter
 from graphrag_orm.tracing import SpanName, span
-from graphrag_orm.unit_of_work import NodeWrites
+from graphrag_orm.store.batches import NodeWrites
 from graphrag_orm.values import Limit
 
 _KNOWN_CODES = frozenset(code.value for code in DocumentErrorCode)

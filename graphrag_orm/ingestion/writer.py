@@ -28,7 +28,7 @@ from graphrag_orm.ingestion.leases import Leases
 from graphrag_orm.loaders import LoadedDocument
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.sources import Source
-from graphrag_orm.unit_of_work import EdgeWrites, NodeWrites
+from graphrag_orm.store.batches import EdgeWrites, NodeWrites
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from graphrag_orm.maintenance.reports import HealthFindingItem
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.ontology.facts import take_documents_off_facts
-from graphrag_orm.unit_of_work import NodeWrites
+from graphrag_orm.store.batches import NodeWrites
 
 
 class KnowledgeGraphMaintenance:

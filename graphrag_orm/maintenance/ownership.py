@@ -22,7 +22,7 @@ from neomodel import adb
 from graphrag_orm.errors import GraphRefused
 from graphrag_orm.maintenance.knowledge import RunStamps
 from graphrag_orm.models import LexicalModel
-from graphrag_orm.unit_of_work import NodeWrites
+from graphrag_orm.store.batches import NodeWrites
 
 FOREIGN_GRAPH = "foreign-graph"
 

@@ -18,7 +18,7 @@ from neomodel import adb
 from graphrag_orm.maintenance.ownership import stamps_from_rows
 from graphrag_orm.maintenance.reports import RemovalPreview, ResetScope
 from graphrag_orm.models import LexicalModel
-from graphrag_orm.unit_of_work import EdgeWrites, NodeWrites
+from graphrag_orm.store.batches import EdgeWrites, NodeWrites
 
 #: Document ids read per page when a scope is walked.
 SCOPE_PAGE = 10_000

@@ -24,7 +24,7 @@ from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.fusion import Candidate
 from graphrag_orm.retrieval.lucene import to_query
-from graphrag_orm.unit_of_work import NodeWrites
+from graphrag_orm.store.batches import NodeWrites
 from graphrag_orm.values import Limit, Options
 
 

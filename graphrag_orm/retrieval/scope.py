@@ -19,7 +19,7 @@ from pydantic import Field
 from graphrag_orm.codes import LimitName
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.models import LexicalModel
-from graphrag_orm.unit_of_work import NodeWrites
+from graphrag_orm.store.batches import NodeWrites
 from graphrag_orm.values import Limit, Options
 
 MAX_SCOPE_DOCUMENTS = 10_000

@@ -22,7 +22,7 @@ from neo4j.graph import Node, Relationship
 from neomodel import adb
 
 from graphrag_orm.codes import LimitName
-from graphrag_orm.connection import server_version
+from graphrag_orm.store.connection import server_version
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.evidence import (
@@ -47,7 +47,7 @@ from graphrag_orm.retrieval.lucene import to_query
 from graphrag_orm.retrieval.options import CypherExpansion, RetrievalOptions
 from graphrag_orm.retrieval.scope import ResolvedScope, ScopeResolver
 from graphrag_orm.tracing import SpanName, span
-from graphrag_orm.unit_of_work import NodeWrites
+from graphrag_orm.store.batches import NodeWrites
 from graphrag_orm.values import Limit
 
 MAX_OVER_FETCH = 10_000

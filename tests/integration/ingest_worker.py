@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
-from graphrag_orm.connection import connect, disconnect
+from graphrag_orm.store.connection import connect, disconnect
 from graphrag_orm.embeddings import EmbeddingVectors, HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.ingestion import IngestionOptions, IngestionService

@@ -254,7 +254,7 @@ async def add_fact(run_id: str, source: str, target: str, doc_names: Sequence[st
 
 
 async def _worker(argv: list[str]) -> int:
-    from graphrag_orm.connection import connect, disconnect
+    from graphrag_orm.store.connection import connect, disconnect
 
     driver = await connect()
     try:

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from graphrag_orm.connection import ConnectionSettings, connect
+from graphrag_orm.store.connection import ConnectionSettings, connect
 from graphrag_orm.errors import DatabaseUnavailable
 
 

@@ -27,7 +27,7 @@ async def test_connect_checks_the_vector_index_and_answers(graph: None, neo4j_se
         answer = await facade.answers.answer("How many items can a member borrow?")
         assert answer.text == "Members can borrow up to twelve items at a time."
     # The suite's own connection was replaced by the facade's; reconnect it for later tests.
-    from graphrag_orm.connection import connect
+    from graphrag_orm.store.connection import connect
 
     await connect(neo4j_settings)
 
@@ -36,7 +36,7 @@ async def test_connect_refuses_other_dimensions(graph: None, neo4j_settings: Con
     with pytest.raises(SchemaMismatch) as refused:
         await rag(EmbeddingSet(model="other", dimensions=64)).connect(neo4j_settings)
     assert refused.value.code == "embedding-dimensions"
-    from graphrag_orm.connection import connect
+    from graphrag_orm.store.connection import connect
 
     await connect(neo4j_settings)
 
@@ -50,7 +50,7 @@ async def test_connect_refuses_a_missing_vector_index(graph: None, neo4j_setting
     with pytest.raises(SchemaMismatch) as refused:
         await custom.connect(neo4j_settings)
     assert refused.value.code == "schema-missing"
-    from graphrag_orm.connection import connect
+    from graphrag_orm.store.connection import connect
 
     await connect(neo4j_settings)
     rows, _ = await adb.cypher_query("RETURN 1")

@@ -1,4 +1,4 @@
-"""Batched UNWIND writes rendered from the model classes' declarations.
+"""Batched UNWIND statements rendered from the model classes' declarations.
 
 Services never spell a property name the model already knows: a :class:`NodeWrites`
 reads a neomodel class's properties (``db_property``, ``deflate``) and label, and

@@ -1,9 +1,4 @@
-"""Connecting neomodel's ``adb`` to Neo4j from NEO4J_* settings, with a clear failure.
-
-neomodel keeps one driver per process and one transaction per asyncio task
-(context variables), so services run concurrent document transactions in separate
-tasks through ``adb.transaction``.
-"""
+"""Opening a driver from NEO4J_* settings, with a coded failure instead of a driver trace."""
 
 from __future__ import annotations
 
@@ -12,15 +7,17 @@ from dataclasses import dataclass
 
 import neo4j
 from neo4j.exceptions import AuthError, ServiceUnavailable
-from neomodel import adb, get_config
 
 from graphrag_orm.errors import DatabaseUnavailable
 from graphrag_orm.localdb import LOCAL_PASSWORD
+from graphrag_orm.store.store import Store
+
+__all__ = ["DEFAULT_URI", "ConnectionSettings", "open_driver", "open_store", "server_version"]
 
 DEFAULT_URI = "bolt://127.0.0.1:7687"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ConnectionSettings:
     """Where Neo4j is: NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE."""
 
@@ -50,47 +47,48 @@ def _unavailable(settings: ConnectionSettings, reason: str) -> DatabaseUnavailab
     )
 
 
-async def connect(settings: ConnectionSettings | None = None) -> neo4j.AsyncDriver:
-    """Create a driver, check it answers, and hand it to neomodel's ``adb``.
+async def open_driver(settings: ConnectionSettings | None = None) -> neo4j.AsyncDriver:
+    """Create a driver and check it answers.
 
     Raises ``DatabaseUnavailable("database-unavailable")`` naming ``graphrag-orm neo4j
     start`` and ``NEO4J_URI`` when the server cannot be reached or refuses the
     credentials; never a driver stack trace.
     """
     settings = settings or ConnectionSettings.from_env()
-    driver = neo4j.AsyncGraphDatabase.driver(
-        settings.uri,
-        auth=(settings.user, settings.password),
-        connection_timeout=10.0,
-        max_connection_pool_size=50,
-        # Unknown-label and similar notices are expected on an empty graph; they
-        # would only fill logs, and the toolkit checks its schema explicitly.
-        notifications_min_severity="OFF",
-    )
     try:
-        await driver.verify_connectivity()
+        driver = neo4j.AsyncGraphDatabase.driver(
+            settings.uri,
+            auth=(settings.user, settings.password),
+            connection_timeout=10.0,
+            max_connection_pool_size=50,
+            # Unknown-label and similar notices are expected on an empty graph; they
+            # would only fill logs, and the toolkit checks its schema explicitly.
+            notifications_min_severity="OFF",
+        )
+    except ValueError as error:
+        raise _unavailable(settings, type(error).__name__) from None
+    try:
+        await driver.verify_connectivity(database=settings.database)
     except AuthError:
         await driver.close()
         raise _unavailable(settings, "the credentials were refused; check NEO4J_USER and NEO4J_PASSWORD") from None
     except (ServiceUnavailable, OSError, ValueError) as error:
         await driver.close()
         raise _unavailable(settings, type(error).__name__) from None
-    get_config().database_name = settings.database or neo4j.DEFAULT_DATABASE
-    await adb.set_connection(driver=driver)
     return driver
 
 
-async def disconnect(driver: neo4j.AsyncDriver | None) -> None:
-    """Close ``driver`` and detach neomodel from it."""
-    if adb.driver is driver:
-        adb.driver = None
-    if driver is not None:
-        await driver.close()
+async def open_store(settings: ConnectionSettings | None = None) -> Store:
+    """A :class:`Store` on a new driver (close it with ``await store.driver.close()``)."""
+    settings = settings or ConnectionSettings.from_env()
+    driver = await open_driver(settings)
+    return Store(driver, database=settings.database)
 
 
-async def server_version() -> str:
+async def server_version(store: Store) -> str:
     """The Neo4j kernel version, e.g. ``2026.09.0``."""
-    rows, _ = await adb.cypher_query(
-        "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions[0]"
+    result = await store.read(
+        "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions[0] AS version",
+        name="server.version",
     )
-    return str(rows[0][0]) if rows else "unknown"
+    return str(result.value("version", "unknown"))

@@ -1,0 +1,68 @@
+"""Stored names of one layout's lexical model, read once from its classes.
+
+Every service renders its statements from a :class:`StoredNames` (``model.names``):
+labels, keys, property and relationship-type names come from the neomodel classes'
+declarations (``db_property``, ``__label__``, relationship definitions), so no
+service spells a stored name the model already knows. Labels and types were validated
+as plain identifiers by the layout, so they are placed in query text; every value is
+a parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from graphrag_orm.store.batches import EdgeWrites, NodeWrites
+
+if TYPE_CHECKING:
+    from graphrag_orm.models import LexicalModel
+
+__all__ = ["StoredNames"]
+
+
+@dataclass(frozen=True)
+class StoredNames:
+    """Labels, keys, properties and relationship types of one lexical model."""
+
+    document: NodeWrites
+    section: NodeWrites
+    chunk: NodeWrites
+    run: NodeWrites
+    lease: NodeWrites
+    chunk_document: EdgeWrites
+    chunk_section: EdgeWrites
+    next_chunk: EdgeWrites
+    section_document: EdgeWrites
+    subsection: EdgeWrites
+    #: The stored name of every run id (``runId``), on nodes and edges alike.
+    run_id: str
+    #: The layout's structural relationship types.
+    structural_types: tuple[str, ...]
+
+    @classmethod
+    def of(cls, model: LexicalModel) -> StoredNames:
+        edges = {
+            "chunk_document": EdgeWrites(model.chunk, "document"),
+            "chunk_section": EdgeWrites(model.chunk, "section"),
+            "next_chunk": EdgeWrites(model.chunk, "next"),
+            "section_document": EdgeWrites(model.section, "document"),
+            "subsection": EdgeWrites(model.section, "parent"),
+        }
+        nodes = {
+            "document": NodeWrites(model.document),
+            "section": NodeWrites(model.section),
+            "chunk": NodeWrites(model.chunk),
+            "run": NodeWrites(model.run),
+            "lease": NodeWrites(model.lease),
+        }
+        runs = {nodes[n].stored("run_id") for n in ("document", "section", "chunk", "lease")}
+        runs |= {edge.properties["run_id"][0] for edge in edges.values()}
+        if len(runs) != 1:
+            raise TypeError(f"the lexical model stores run ids under several names: {sorted(runs)}")
+        return cls(**nodes, **edges, run_id=next(iter(runs)), structural_types=model.layout.relationship_types)
+
+    @property
+    def structural(self) -> str:
+        """The structural types joined for a relationship pattern (``A|B|C``)."""
+        return "|".join(self.structural_types)

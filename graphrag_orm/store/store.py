@@ -1,0 +1,355 @@
+"""The one place the toolkit's statements go to Neo4j.
+
+A :class:`Store` wraps the driver the facade holds (and a database name). Every
+statement goes out through it:
+
+- :meth:`Store.read` runs one statement in a managed READ transaction (so a
+  ``neo4j://`` routing URI sends it to a cluster's secondaries); the driver retries it
+  on a lost connection or a transient error. ``max_rows`` bounds what is read and says
+  when more was there; ``timeout`` is the server-side transaction timeout.
+- :meth:`Store.read_work` runs several read statements in one READ transaction.
+- :meth:`Store.write` runs a unit of work in an explicit WRITE transaction and retries
+  it whole, at most ``attempts`` times, when the server reports a transient error (a
+  deadlock with a concurrent writer): the retry policy written once, for every writer.
+- :meth:`Store.execute` runs one auto-commit statement in WRITE mode: schema commands
+  and ``CALL { ... } IN TRANSACTIONS``, which cannot run inside a transaction.
+
+Every session of one store shares a bookmark manager, so a read issued after a write
+through the same store sees that write, on a cluster as on a single server.
+
+Statement hooks (:meth:`Store.add_hook`) see each statement's name, access mode,
+duration, rows and update counters, never its text or parameters: tracing and the
+benchmarks' statement counts use them; nothing patches the driver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol, TypeVar
+
+import neo4j
+from neo4j.exceptions import TransientError
+
+from graphrag_orm.errors import StoreNotConnected
+
+__all__ = [
+    "DEFAULT_WRITE_ATTEMPTS",
+    "MAX_WRITE_ATTEMPTS",
+    "AccessMode",
+    "Queries",
+    "Result",
+    "StatementEvent",
+    "StatementHook",
+    "Store",
+    "StoreTransaction",
+]
+
+T = TypeVar("T")
+
+#: Attempts of one write transaction when the server reports a transient error.
+DEFAULT_WRITE_ATTEMPTS = 3
+MAX_WRITE_ATTEMPTS = 10
+
+_log = logging.getLogger("graphrag_orm.store")
+
+_COUNTERS = (
+    "nodes_created",
+    "nodes_deleted",
+    "relationships_created",
+    "relationships_deleted",
+    "properties_set",
+    "labels_added",
+    "labels_removed",
+    "indexes_added",
+    "indexes_removed",
+    "constraints_added",
+    "constraints_removed",
+)
+
+
+class AccessMode(StrEnum):
+    READ = "READ"
+    WRITE = "WRITE"
+
+
+@dataclass(frozen=True)
+class StatementEvent:
+    """One statement as a hook sees it: no text, no parameters."""
+
+    name: str
+    mode: AccessMode
+    seconds: float
+    rows: int
+    counters: Mapping[str, int]
+    #: The exception's type name when the statement failed, else None.
+    error: str | None = None
+
+
+StatementHook = Callable[[StatementEvent], None]
+
+
+@dataclass(frozen=True)
+class Result:
+    """The records of one statement, read by key, with its update counters."""
+
+    keys: tuple[str, ...]
+    records: list[dict[str, Any]]
+    counters: Mapping[str, int] = field(default_factory=dict)
+    #: True when ``max_rows`` stopped the read before the last record.
+    truncated: bool = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __bool__(self) -> bool:
+        return bool(self.records)
+
+    def single(self) -> dict[str, Any] | None:
+        """The first record, or None when there is none."""
+        return self.records[0] if self.records else None
+
+    def value(self, key: str | None = None, default: Any = None) -> Any:
+        """One value of the first record (its first column unless ``key``), or ``default``."""
+        if not self.records:
+            return default
+        record = self.records[0]
+        if key is None:
+            key = self.keys[0]
+        value = record.get(key, default)
+        return default if value is None else value
+
+    def column(self, key: str) -> list[Any]:
+        return [record[key] for record in self.records]
+
+
+class Queries(Protocol):
+    """Something that runs statements: a :class:`StoreTransaction`, or a store's reader."""
+
+    async def run(
+        self, cypher: str, parameters: Mapping[str, Any] | None = None, *, name: str = "statement"
+    ) -> Result: ...
+
+
+async def _consume(
+    result: neo4j.AsyncResult, max_rows: int | None
+) -> tuple[tuple[str, ...], list[dict[str, Any]], dict[str, int], bool]:
+    keys = tuple(await result.keys())
+    records: list[dict[str, Any]] = []
+    truncated = False
+    async for record in result:
+        if max_rows is not None and len(records) >= max_rows:
+            truncated = True
+            break
+        records.append(dict(zip(keys, record.values(), strict=True)))
+    summary = await result.consume()
+    counters = summary.counters
+    changed = {name: value for name in _COUNTERS if (value := getattr(counters, name, 0))}
+    return keys, records, changed, truncated
+
+
+class StoreTransaction:
+    """Statements inside one transaction of a :class:`Store` (a write, or a multi-statement read)."""
+
+    def __init__(self, store: Store, tx: neo4j.AsyncManagedTransaction | neo4j.AsyncTransaction, mode: AccessMode):
+        self._store = store
+        self._tx = tx
+        self.mode = mode
+
+    async def run(
+        self,
+        cypher: str,
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        name: str = "statement",
+        max_rows: int | None = None,
+    ) -> Result:
+        began = time.perf_counter()
+        try:
+            result = await self._tx.run(cypher, dict(parameters or {}))
+            keys, records, counters, truncated = await _consume(result, max_rows)
+        except BaseException as error:
+            self._store._emit(name, self.mode, began, 0, {}, type(error).__name__)
+            raise
+        self._store._emit(name, self.mode, began, len(records), counters, None)
+        return Result(keys, records, counters, truncated)
+
+
+class _Reader:
+    """Each statement a read of its own (for code written against :class:`Queries`)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def run(self, cypher: str, parameters: Mapping[str, Any] | None = None, *, name: str = "statement") -> Result:
+        return await self._store.read(cypher, parameters, name=name)
+
+
+class Store:
+    """One database on one driver; see the module's docstring for what each call promises."""
+
+    def __init__(
+        self,
+        driver: neo4j.AsyncDriver | None = None,
+        *,
+        database: str | None = None,
+        hooks: Sequence[StatementHook] = (),
+    ) -> None:
+        self._driver = driver
+        self.database = database
+        self._hooks: list[StatementHook] = list(hooks)
+        self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager()
+        #: A :class:`Queries` whose every statement is a read of its own.
+        self.reader: Queries = _Reader(self)
+
+    # ------------------------------------------------------------ binding
+
+    @property
+    def connected(self) -> bool:
+        return self._driver is not None
+
+    @property
+    def driver(self) -> neo4j.AsyncDriver:
+        if self._driver is None:
+            raise StoreNotConnected("not-connected", "the store has no driver yet; call connect() first")
+        return self._driver
+
+    def bind(self, driver: neo4j.AsyncDriver, database: str | None = None) -> None:
+        """Point the store at ``driver`` (the facade's ``connect()`` does this)."""
+        self._driver = driver
+        self.database = database
+        self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager()
+
+    def unbind(self) -> None:
+        self._driver = None
+
+    # ------------------------------------------------------------ hooks
+
+    def add_hook(self, hook: StatementHook) -> Callable[[], None]:
+        """Call ``hook`` after every statement; returns a function that removes it."""
+        self._hooks.append(hook)
+
+        def remove() -> None:
+            if hook in self._hooks:
+                self._hooks.remove(hook)
+
+        return remove
+
+    def _emit(
+        self, name: str, mode: AccessMode, began: float, rows: int, counters: Mapping[str, int], error: str | None
+    ) -> None:
+        if not self._hooks:
+            return
+        event = StatementEvent(name, mode, time.perf_counter() - began, rows, counters, error)
+        for hook in tuple(self._hooks):
+            try:
+                hook(event)
+            except Exception:  # a hook never breaks the statement it observes
+                _log.exception("statement hook %r failed", hook)
+
+    # ------------------------------------------------------------ sessions
+
+    def _session(self, mode: AccessMode) -> neo4j.AsyncSession:
+        return self.driver.session(
+            database=self.database,
+            default_access_mode=neo4j.READ_ACCESS if mode is AccessMode.READ else neo4j.WRITE_ACCESS,
+            bookmark_manager=self._bookmarks,
+        )
+
+    # ------------------------------------------------------------ reads
+
+    async def read(
+        self,
+        cypher: str,
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        name: str = "read",
+        timeout: float | None = None,  # noqa: ASYNC109 (the server's transaction timeout)
+        max_rows: int | None = None,
+        retry: bool = True,
+    ) -> Result:
+        """One statement in a READ transaction; at most ``max_rows`` records (``truncated`` says more).
+
+        With ``retry=False`` the statement runs once in an explicit transaction, so a
+        ``timeout`` is never exceeded by the driver's retries (caller-supplied Cypher).
+        """
+
+        async def work(tx: StoreTransaction) -> Result:
+            return await tx.run(cypher, parameters, name=name, max_rows=max_rows)
+
+        return await self.read_work(work, timeout=timeout, retry=retry)
+
+    async def read_work(
+        self,
+        work: Callable[[StoreTransaction], Awaitable[T]],
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 (the server's transaction timeout)
+        retry: bool = True,
+    ) -> T:
+        """Several read statements in one READ transaction (a consistent view)."""
+        async with self._session(AccessMode.READ) as session:
+            if not retry:
+                async with await session.begin_transaction(timeout=timeout) as tx:
+                    return await work(StoreTransaction(self, tx, AccessMode.READ))
+
+            async def managed(tx: neo4j.AsyncManagedTransaction) -> T:
+                return await work(StoreTransaction(self, tx, AccessMode.READ))
+
+            function = neo4j.unit_of_work(timeout=timeout)(managed) if timeout is not None else managed
+            return await session.execute_read(function)
+
+    # ------------------------------------------------------------ writes
+
+    async def write(
+        self,
+        work: Callable[[StoreTransaction], Awaitable[T]],
+        *,
+        attempts: int = DEFAULT_WRITE_ATTEMPTS,
+        timeout: float | None = None,  # noqa: ASYNC109 (the server's transaction timeout)
+        backoff_seconds: float = 0.05,
+    ) -> T:
+        """Run ``work`` in one WRITE transaction and commit it; nothing is kept when it raises.
+
+        A transient error (a deadlock, a lock timeout) rolls the transaction back whole
+        and runs ``work`` again, at most ``attempts`` times in all, with a doubling wait;
+        the last one is raised. Any other error is raised at once.
+        """
+        attempts = max(1, min(attempts, MAX_WRITE_ATTEMPTS))
+        for attempt in range(attempts):
+            try:
+                async with self._session(AccessMode.WRITE) as session:
+                    tx = await session.begin_transaction(timeout=timeout)
+                    try:
+                        value = await work(StoreTransaction(self, tx, AccessMode.WRITE))
+                        await tx.commit()
+                        return value
+                    finally:
+                        # After a commit this is a no-op; otherwise it rolls back (also on cancellation).
+                        await asyncio.shield(tx.close())
+            except TransientError:
+                if attempt + 1 == attempts:
+                    raise
+                await asyncio.sleep(backoff_seconds * 2**attempt)
+        raise AssertionError("unreachable")
+
+    async def execute(
+        self, cypher: str, parameters: Mapping[str, Any] | None = None, *, name: str = "execute"
+    ) -> Result:
+        """One auto-commit statement in WRITE mode (schema commands, ``CALL ... IN TRANSACTIONS``)."""
+        began = time.perf_counter()
+        async with self._session(AccessMode.WRITE) as session:
+            try:
+                result = await session.run(cypher, dict(parameters or {}))
+                keys, records, counters, truncated = await _consume(result, None)
+            except BaseException as error:
+                self._emit(name, AccessMode.WRITE, began, 0, {}, type(error).__name__)
+                raise
+        self._emit(name, AccessMode.WRITE, began, len(records), counters, None)
+        return Result(keys, records, counters, truncated)
