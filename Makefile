@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt pyproject.toml | sha256sum | cut -c1-12)
 UV_VERSION := 0.13.8
 
-.PHONY: venv neo4j neo4j-stop migrate demo test lint typecheck unit integration e2e lock clean
+.PHONY: venv neo4j neo4j-stop migrate demo test lint typecheck sync unit integration e2e lock clean
 
 $(STAMP): requirements/lock.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,11 +34,19 @@ demo: migrate
 	@$(BIN)/python examples/quickstart/demo.py
 
 lint: venv
-	$(BIN)/ruff check graphrag_orm ontologies migrations tests benchmarks examples
-	$(BIN)/ruff format --check graphrag_orm ontologies migrations tests benchmarks examples
+	$(BIN)/ruff check graphrag_orm ontologies migrations tests benchmarks examples scripts
+	$(BIN)/ruff format --check graphrag_orm ontologies migrations tests benchmarks examples scripts
+	$(BIN)/python scripts/make_sync.py --check
 
+# The second run checks the generator and a script that uses the sync facade (assert_type).
 typecheck: venv
 	$(BIN)/mypy
+	$(BIN)/mypy scripts/make_sync.py tests/typing
+
+# The blocking twins behind GraphRag.sync() are generated from the async services:
+# run this after changing a service's public methods, and commit the result.
+sync: venv
+	$(BIN)/python scripts/make_sync.py
 
 # The suite starts (or reuses) its own server on port 7688 (tools/neo4j/home-test)
 # unless NEO4J_URI is set; it owns that database and wipes it between tests.

@@ -6,7 +6,9 @@
 - :class:`BenchServer`: the benchmark's own local Neo4j (``tools/neo4j/home-bench``,
   port 7697) unless ``NEO4J_URI`` is set; stopped at the end only if it started it.
 - :func:`reset_database`: an empty graph with fresh indexes: data deleted, every
-  index and constraint dropped, the toolkit's chain applied again.
+  index and constraint dropped, the toolkit's chain applied again (through a store).
+- :class:`StatementCounter`: statements counted and timed by name through a store's
+  hook, while installed.
 - :class:`LoadProbe`: how busy the whole machine was while a contender ran, and how
   much of that was this benchmark (its process, its children and the Neo4j server).
 
@@ -26,14 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neomodel import adb
-
 from graphrag_orm.chunking import ChunkPlan, chunk_id
-from graphrag_orm.store.connection import ConnectionSettings
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.localdb import LocalDbSettings, start, stop
 from graphrag_orm.migrate import Chain, Migrator
 from graphrag_orm.schema import CreateStep, SchemaDefinition
+from graphrag_orm.store import StatementEvent, Store
+from graphrag_orm.store.connection import ConnectionSettings
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH_PORT = 7697
@@ -217,18 +218,18 @@ class BenchServer:
             return None
 
 
-async def reset_database(extra: Sequence[SchemaDefinition] = ()) -> None:
+async def reset_database(store: Store, extra: Sequence[SchemaDefinition] = ()) -> None:
     """Delete all data, drop every index and constraint, apply the toolkit's chain (and ``extra``) again."""
-    await adb.cypher_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
-    rows, _ = await adb.cypher_query("SHOW CONSTRAINTS YIELD name RETURN name")
-    for (name,) in rows:
-        await adb.cypher_query(f"DROP CONSTRAINT `{name}` IF EXISTS")
-    rows, _ = await adb.cypher_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")
-    for (name,) in rows:
-        await adb.cypher_query(f"DROP INDEX `{name}` IF EXISTS")
-    await Migrator(Chain.load()).apply()
+    await store.execute("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS", name="bench.wipe")
+    for row in await store.read("SHOW CONSTRAINTS YIELD name RETURN name", name="bench.constraints"):
+        await store.execute(f"DROP CONSTRAINT `{row['name']}` IF EXISTS", name="bench.drop")
+    for row in await store.read(
+        "SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name", name="bench.indexes"
+    ):
+        await store.execute(f"DROP INDEX `{row['name']}` IF EXISTS", name="bench.drop")
+    await Migrator(store, Chain.load()).apply()
     for definition in extra:
-        await adb.cypher_query(CreateStep(definition=definition).cypher())
+        await store.execute(CreateStep(definition=definition).cypher(), name="bench.create")
 
 
 def floor_chunk_rows(
@@ -256,9 +257,52 @@ def floor_chunk_rows(
     ]
 
 
-async def server_version() -> str:
-    rows, _ = await adb.cypher_query("CALL dbms.components() YIELD versions, edition RETURN versions[0], edition")
-    return f"{rows[0][0]} {rows[0][1]}"
+async def server_version(store: Store) -> str:
+    row = (
+        await store.read(
+            "CALL dbms.components() YIELD versions, edition RETURN versions[0] AS version, edition",
+            name="bench.version",
+        )
+    ).records[0]
+    return f"{row['version']} {row['edition']}"
+
+
+class StatementCounter:
+    """Counts and times a store's statements by name while installed (``with StatementCounter(store)``).
+
+    Reads the store's statement hook, never patches anything. ``counts`` and ``seconds``
+    are per statement name; ``failed`` counts failed statements per (name, exception type).
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.counts: dict[str, int] = {}
+        self.seconds: dict[str, float] = {}
+        self.failed: dict[tuple[str, str], int] = {}
+        self._remove: Any = None
+
+    def __enter__(self) -> StatementCounter:
+        self._remove = self.store.add_hook(self._seen)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._remove is not None:
+            self._remove()
+            self._remove = None
+
+    def _seen(self, event: StatementEvent) -> None:
+        self.counts[event.name] = self.counts.get(event.name, 0) + 1
+        self.seconds[event.name] = self.seconds.get(event.name, 0.0) + event.seconds
+        if event.error is not None:
+            key = (event.name, event.error)
+            self.failed[key] = self.failed.get(key, 0) + 1
+
+    def total(self, *prefixes: str) -> int:
+        """Statements whose names start with one of ``prefixes`` (all of them without)."""
+        return sum(n for name, n in self.counts.items() if not prefixes or name.startswith(prefixes))
+
+    def time(self, *prefixes: str) -> float:
+        return sum(s for name, s in self.seconds.items() if not prefixes or name.startswith(prefixes))
 
 
 # ------------------------------------------------------------------ the load

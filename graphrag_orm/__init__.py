@@ -5,11 +5,10 @@ the schema, and the value types services return. Implementation modules stay imp
 for advanced use, but these names are the stable ones.
 """
 
-from graphrag_orm.answers import Answer, AnswerExport, AnswerReceipt, Completed, Delta, Disposition, Retrieved
+from graphrag_orm.answers import Answer, AnswerExport, AnswerReceipt, Completed, Delta, Disposition, Retrieved, Turn
 from graphrag_orm.chunking import ChunkerOptions, ChunkPlan
 from graphrag_orm.citations import Citation, locate
 from graphrag_orm.codes import DocumentErrorCode, HealthFinding, LimitName, RefusalReason
-from graphrag_orm.store.connection import ConnectionSettings
 from graphrag_orm.embeddings import EmbeddingSet, Similarity
 from graphrag_orm.errors import (
     ConfigurationError,
@@ -30,10 +29,11 @@ from graphrag_orm.ingestion import (
 )
 from graphrag_orm.layout import Layout
 from graphrag_orm.options import GraphRagOptions
-from graphrag_orm.retrieval import RetrievalOptions, Retrievers, Turn
+from graphrag_orm.retrieval import RetrievalOptions, Retrievers
 from graphrag_orm.retry import RetryOptions
 from graphrag_orm.schema import Schema
 from graphrag_orm.sources import Source, SourceMetadata, Sources
+from graphrag_orm.store.connection import ConnectionSettings
 from graphrag_orm.values import Limit
 
 __all__ = [

@@ -60,11 +60,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, field_validator
 
-from .errors import ConfigurationError
-from .loaders.base import LoadedDocument
-from .loaders.markdown import Heading, outline
-from .tokens import TokenCounter, counter_identity
-from .values import Value
+from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.loaders.base import LoadedDocument
+from graphrag_orm.loaders.markdown import Heading, outline
+from graphrag_orm.tokens import TokenCounter, counter_identity
+from graphrag_orm.values import Value
 
 __all__ = [
     "CHUNKER_VERSION",

@@ -55,11 +55,11 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
-from typing import Final
+from typing import Any, Final
 
-from pydantic import Field
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
-from graphrag_orm.evidence import EvidenceItem, Grounding
+from graphrag_orm.evidence import EvidenceItem, Grounding, leave_out_unset
 from graphrag_orm.values import Value
 
 __all__ = ["Citation", "CitationRules", "explain_not_found", "locate"]
@@ -96,6 +96,11 @@ class Citation(Value):
     end_page: int | None = None
     grounding: Grounding = Grounding.SOURCE
     text_origin: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _json_leaves_out_unset(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        # JSON names pages only for paged documents and an origin only for derived text.
+        return leave_out_unset(handler(self), info, ("page", "end_page", "text_origin"))
 
 
 def locate(item: EvidenceItem, quote: str) -> Citation | None:

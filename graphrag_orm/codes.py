@@ -71,3 +71,67 @@ class LimitName(StrEnum):
     INDEX_WAIT = "IndexWait"
     CONTEXT_UTF8_BYTES = "ContextUtf8Bytes"
     MAX_FACT_UPDATES = "MaxFactUpdates"
+    SCOPE_ROWS = "ScopeRows"
+    EXPANSION_LIST_ITEMS = "ExpansionListItems"
+    EXPANSION_TEXT = "ExpansionText"
+
+
+class ErrorCode(StrEnum):
+    """Codes of the exceptions the toolkit raises on purpose (``GraphRagError.code``).
+
+    A per-document failure raised as an exception (a load, an embedding refusal, a model
+    call) carries a :class:`DocumentErrorCode` instead; see :mod:`graphrag_orm.errors`.
+    """
+
+    # options, layouts, ontologies
+    INVALID_OPTION = "invalid-option"
+    INVALID_LAYOUT = "invalid-layout"
+    LAYOUT_COLLISION = "layout-collision"
+    INVALID_ONTOLOGY = "invalid-ontology"
+    TOKENIZER_UNAVAILABLE = "tokenizer-unavailable"
+    # the database
+    DATABASE_UNAVAILABLE = "database-unavailable"
+    NOT_CONNECTED = "not-connected"
+    SCHEMA_MISSING = "schema-missing"
+    SCHEMA_MISMATCH = "schema-mismatch"
+    EMBEDDING_DIMENSIONS = "embedding-dimensions"
+    # migrations
+    UNREVIEWED_EDIT = "unreviewed-edit"
+    CHECKSUM_MISMATCH = "checksum-mismatch"
+    BRANCHED_CHAIN = "branched-chain"
+    BROKEN_CHAIN = "broken-chain"
+    PREDECESSOR_NOT_HEAD = "predecessor-not-head"
+    UNKNOWN_REVISION = "unknown-revision"
+    EQUIVALENT_SCHEMA = "equivalent-schema"
+    SCHEMA_CONFLICT = "schema-conflict"
+    INDEX_NOT_ONLINE = "index-not-online"
+    INVALID_REVISION = "invalid-revision"
+    REVISION_EXISTS = "revision-exists"
+    # retrieval and answers
+    EMPTY_QUESTION = "empty-question"
+    QUESTION_TOO_LONG = "question-too-long"
+    HISTORY_NOT_SUPPORTED = "history-not-supported"
+    ROUTE_NOT_AVAILABLE = "route-not-available"
+    INVALID_SCOPE = "invalid-scope"
+    RETRIEVAL_FAILED = "retrieval-failed"
+    INVALID_EXPORT = "invalid-export"
+    # maintenance
+    FOREIGN_GRAPH = "foreign-graph"
+    FACT_UPDATES_EXCEEDED = "fact-updates-exceeded"
+    # model clients, stand-ins and recordings
+    NO_SCRIPTED_REPLY = "no-scripted-reply"
+    STAND_IN_UNSUPPORTED = "stand-in-unsupported"
+    NO_EVIDENCE_BLOCK = "no-evidence-block"
+    NO_QUESTION_BLOCK = "no-question-block"
+    RECORDING_MISSING = "recording-missing"
+    SECRET_IN_RECORDING = "secret-in-recording"
+    UNREADABLE_REPLY = "unreadable-reply"
+    # the local server
+    LOCALDB_NOT_FOUND = "localdb-not-found"
+    MAVEN_NOT_FOUND = "maven-not-found"
+    JARS_NOT_RESOLVED = "jars-not-resolved"
+    JAVA_NOT_FOUND = "java-not-found"
+    PASSWORD_NOT_SET = "password-not-set"
+    START_FAILED = "start-failed"
+    START_TIMEOUT = "start-timeout"
+    STOP_TIMEOUT = "stop-timeout"

@@ -1,11 +1,69 @@
-"""The exception hierarchy: short, with stable ``code`` attributes.
+"""Every exception the toolkit raises on purpose, under one base with a stable ``code``.
 
-Every error the toolkit raises on purpose is a :class:`GraphRagError` with a
-stable ``code`` string (see :mod:`graphrag_orm.codes` for per-document codes).
-Messages are for people; codes are for programs.
+Messages are for people (one line, never a secret, never stored text); codes are for
+programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
+:class:`~graphrag_orm.codes.DocumentErrorCode` for a document's own failure)::
+
+    GraphRagError
+    ├── ConfigurationError (also ValueError)   invalid-option, invalid-layout, layout-collision,
+    │                                          invalid-ontology, tokenizer-unavailable
+    ├── DatabaseUnavailable                    database-unavailable
+    ├── StoreNotConnected                      not-connected
+    ├── SchemaMismatch                         schema-missing, schema-mismatch, embedding-dimensions
+    ├── MigrationError                         unreviewed-edit, checksum-mismatch, broken-chain, ...
+    ├── LocalDbError                           localdb-not-found, maven-not-found, start-timeout, ...
+    ├── LoadError                              a DocumentErrorCode (invalid-utf8, pdf-no-text, ...)
+    ├── DocumentFailure                        a DocumentErrorCode (internal to ingestion)
+    ├── EmbeddingRejected                      embedding-count, embedding-dimensions, invalid-embedding
+    ├── ModelCallFailed                        rate-limited, embedding-failed, extraction-failed, ...
+    ├── UnreadableReply                        unreadable-reply (internal to extraction)
+    ├── QuestionRefused                        empty-question, question-too-long, route-not-available
+    ├── RetrievalFailed                        retrieval-failed
+    ├── ScopeError                             invalid-scope
+    ├── ExportError                            invalid-export
+    ├── GraphRefused                           foreign-graph
+    ├── FactUpdatesExceeded                    fact-updates-exceeded (internal to removal)
+    ├── ScriptMissing                          no-scripted-reply
+    ├── StandInUnsupported                     stand-in-unsupported
+    ├── EvidenceBlockError                     no-evidence-block, no-question-block
+    ├── RecordingMissing                       recording-missing
+    └── RecordingRefused                       secret-in-recording
+
+``str(error)`` is ``"<message> [<code>]"``; ``error.code`` and ``error.message`` are
+the parts.
 """
 
 from __future__ import annotations
+
+from graphrag_orm.codes import DocumentErrorCode, ErrorCode
+
+__all__ = [
+    "ConfigurationError",
+    "DatabaseUnavailable",
+    "DocumentFailure",
+    "EmbeddingRejected",
+    "EvidenceBlockError",
+    "ExportError",
+    "FactUpdatesExceeded",
+    "GraphRagError",
+    "GraphRefused",
+    "LoadError",
+    "LocalDbError",
+    "MigrationError",
+    "ModelCallFailed",
+    "QuestionRefused",
+    "RecordingMissing",
+    "RecordingRefused",
+    "RetrievalFailed",
+    "SchemaMismatch",
+    "ScopeError",
+    "ScriptMissing",
+    "StandInUnsupported",
+    "StoreNotConnected",
+    "UnreadableReply",
+]
+
+Code = ErrorCode | DocumentErrorCode | str
 
 
 class GraphRagError(Exception):
@@ -13,9 +71,9 @@ class GraphRagError(Exception):
 
     code: str = "graphrag-error"
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: Code, message: str) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = str(code)
         self.message = message
 
     def __str__(self) -> str:
@@ -23,7 +81,7 @@ class GraphRagError(Exception):
 
 
 class ConfigurationError(GraphRagError, ValueError):
-    """An option, layout or embedding set outside its bounds (``invalid-option``, ...)."""
+    """An option, layout, ontology or embedding set outside its bounds (``invalid-option``, ...)."""
 
 
 class DatabaseUnavailable(GraphRagError):
@@ -35,11 +93,15 @@ class StoreNotConnected(GraphRagError):
 
 
 class SchemaMismatch(GraphRagError):
-    """The database schema differs from what the toolkit needs (``schema-mismatch``)."""
+    """The database schema differs from what the toolkit needs (``schema-missing``, ``schema-mismatch``, ...)."""
 
 
 class MigrationError(GraphRagError):
     """A migration was refused; nothing was applied past the refusal."""
+
+
+class LocalDbError(GraphRagError):
+    """The local server could not be resolved, started or stopped (the code names which)."""
 
 
 class LoadError(GraphRagError):
@@ -50,5 +112,84 @@ class DocumentFailure(GraphRagError):
     """One document's work failed with a document error code (internal to ingestion)."""
 
 
+class EmbeddingRejected(GraphRagError):
+    """An embedder's output was refused before the write.
+
+    Codes: ``embedding-count`` (not one vector per text), ``embedding-dimensions``
+    (a vector of the wrong length) and ``invalid-embedding`` (a coordinate that is
+    not a finite number within float32 range, or an all-zero vector). Messages
+    name the vector's position, never the text it came from.
+    """
+
+
+class ModelCallFailed(GraphRagError):
+    """A model call failed for good: not transient, retries exhausted, or a hint too long to wait.
+
+    ``code`` is ``rate-limited`` when the last failure was a 429, otherwise the
+    code the caller passed (``embedding-failed``, ``extraction-failed``, ...).
+    The original exception is chained as ``__cause__``; ``attempts`` counts the
+    calls made and ``status`` is the last HTTP status, if there was one.
+    """
+
+    def __init__(self, code: Code, message: str, *, attempts: int, status: int | None) -> None:
+        super().__init__(code, message)
+        self.attempts = attempts
+        self.status = status
+
+
+class UnreadableReply(GraphRagError):
+    """An extraction reply is not JSON for the schema; ``problem`` says what, briefly (no reply text)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(ErrorCode.UNREADABLE_REPLY, problem)
+        self.problem = problem
+
+
+class QuestionRefused(GraphRagError):
+    """The question cannot be retrieved: ``empty-question``, ``question-too-long``, ``route-not-available``."""
+
+
+class RetrievalFailed(GraphRagError):
+    """A route or a context query failed (``retrieval-failed``); no partial evidence is returned."""
+
+
+class ScopeError(GraphRagError):
+    """A scope query failed or returned something that is not a scope (``invalid-scope``)."""
+
+
+class ExportError(GraphRagError):
+    """An export document that cannot be read back as an answer (``invalid-export``)."""
+
+
 class GraphRefused(GraphRagError):
     """Maintenance refused to touch nodes the toolkit did not write (``foreign-graph``)."""
+
+
+class FactUpdatesExceeded(GraphRagError):
+    """A removal batch would update more facts than allowed; it was rolled back (internal)."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__(ErrorCode.FACT_UPDATES_EXCEEDED, f"{count} fact updates, over {limit}")
+        self.count = count
+        self.limit = limit
+
+
+class ScriptMissing(GraphRagError):
+    """A scripted chat was asked something its script has no reply for (``no-scripted-reply``)."""
+
+
+class StandInUnsupported(GraphRagError):
+    """ExtractiveChat was asked something it cannot reply to validly (``stand-in-unsupported``)."""
+
+
+class EvidenceBlockError(GraphRagError):
+    """A prompt has no well-formed block of the kind asked for (``no-evidence-block``, ``no-question-block``)."""
+
+
+class RecordingMissing(GraphRagError):
+    """Replay met a request the recording has no entry for (``recording-missing``)."""
+
+
+class RecordingRefused(GraphRagError):
+    """An entry held the value of a secret environment variable and was not stored
+    (``secret-in-recording``). The message names the variable, never its value."""

@@ -3,16 +3,50 @@
 An evidence item's ``text`` is always exactly the stored bytes
 ``[start_byte, end_byte)`` of its document (or, for a chunk-grounded item, of its
 chunk); a cut item's ``end_byte`` is the cut. Context items help a model read and
-are never cited.
+are never cited. In JSON an item leaves out ``pages`` and ``textOrigin`` when they are
+unset (a document without pages, a source's own text), as citations do.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic.alias_generators import to_camel
 
 from graphrag_orm.values import Limit, Value
+
+__all__ = [
+    "ContextItem",
+    "Evidence",
+    "EvidenceItem",
+    "Grounding",
+    "PageStart",
+    "Provenance",
+    "Rewrite",
+    "Route",
+    "RouteRank",
+    "ScopeRoute",
+    "ScopeStrategy",
+    "ScopeTrace",
+    "leave_out_unset",
+]
+
+
+def leave_out_unset(data: Any, info: SerializationInfo, fields: Iterable[str]) -> Any:
+    """``data`` (a value's serialized dict) without those of ``fields`` that are None, in JSON mode only.
+
+    Python-mode dumps keep every field, so code reading a dump by name still finds it.
+    """
+    if not info.mode_is_json() or not isinstance(data, dict):
+        return data
+    for name in fields:
+        for key in (name, to_camel(name)):
+            if key in data and data[key] is None:
+                del data[key]
+    return data
 
 
 class Route(StrEnum):
@@ -66,6 +100,10 @@ class EvidenceItem(Value):
     pages: tuple[PageStart, ...] | None = None
     grounding: Grounding = Grounding.SOURCE
     text_origin: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _json_leaves_out_unset(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        return leave_out_unset(handler(self), info, ("pages", "text_origin"))
 
     def page_of(self, byte_offset: int) -> int | None:
         """The page holding ``byte_offset`` (a document offset), or None without pages."""

@@ -17,7 +17,7 @@ from graphrag_orm.answers import AnswersService
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chunking import Chunker
 from graphrag_orm.embeddings import Embedder, EmbeddingSet
-from graphrag_orm.errors import ConfigurationError, SchemaMismatch
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.extraction import Extractor, Verifier
 from graphrag_orm.extraction.writer import KnowledgeWriter
 from graphrag_orm.ingestion import IngestionService
@@ -25,14 +25,13 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.loaders import LoaderRegistry
 from graphrag_orm.maintenance import MaintenanceService
 from graphrag_orm.maintenance.knowledge_graph import KnowledgeGraphMaintenance
+from graphrag_orm.migrate import check_vector_index
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.options import GraphRagOptions
 from graphrag_orm.retrieval import Retriever
 from graphrag_orm.retry import RetryPolicy
-from graphrag_orm.schema import Schema
 from graphrag_orm.store import ConnectionSettings, Store, open_driver
-from graphrag_orm.store.introspection import read_live_schema
 from graphrag_orm.store.neomodel import attach_neomodel, detach_neomodel
 from graphrag_orm.tokens import TokenCounter
 
@@ -68,6 +67,7 @@ class GraphRag:
         #: The one way this object's services reach Neo4j; ``connect()`` gives it a driver.
         self.store = Store()
         self._driver: neo4j.AsyncDriver | None = None
+        self._sync: SyncGraphRag | None = None
         options = self.options
         chunker = Chunker(options.chunking, token_counter)
         # One retry policy for every model call of this object (embeddings, extraction).
@@ -141,26 +141,9 @@ class GraphRag:
         return self
 
     async def check_vector_index(self) -> None:
-        """Refuse when the chunk vector index is missing or its dimensions differ from the set's."""
-        expected = Schema.vector_index(self.layout, self.embedding_set)
-        live = await read_live_schema(self.store)
-        for name, definition in live.items():
-            kind, labels, properties = definition.signature
-            if kind == "VECTOR" and labels == (expected.label,) and properties == (expected.property,):
-                dimensions = definition.detail.get("dimensions")
-                if dimensions != expected.dimensions:
-                    raise SchemaMismatch(
-                        "embedding-dimensions",
-                        f"the vector index {name} holds {dimensions}-dimensional vectors but the embedding set "
-                        f"{self.embedding_set.id} has {expected.dimensions}; re-embed through a reviewed migration "
-                        "(graphrag-orm migrations revision) or use the set the graph was built with",
-                    )
-                return
-        raise SchemaMismatch(
-            "schema-missing",
-            f"no vector index on :{expected.label}({expected.property}); apply the migrations first "
-            "(graphrag-orm migrations apply)",
-        )
+        """Refuse a chunk vector index that is missing (``schema-missing``), holds other dimensions
+        (``embedding-dimensions``) or has another name than the set's (``equivalent-schema``)."""
+        await check_vector_index(self.store, self.layout, self.embedding_set)
 
     async def close(self) -> None:
         driver, self._driver = self._driver, None
@@ -180,7 +163,13 @@ class GraphRag:
         await self.close()
 
     def sync(self) -> SyncGraphRag:
-        """The same calls, blocking, for scripts and notebooks (one private event loop)."""
+        """The same calls, blocking and typed, for scripts and notebooks (see :mod:`graphrag_orm.sync`).
+
+        The same twin, on one private event loop, until it is closed: the driver lives on
+        the loop it was opened on, so every blocking call must run there.
+        """
         from graphrag_orm.sync import SyncGraphRag
 
-        return SyncGraphRag(self)
+        if self._sync is None or self._sync.closed:
+            self._sync = SyncGraphRag(self)
+        return self._sync

@@ -23,17 +23,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphrag_orm.errors import GraphRagError
+from graphrag_orm.errors import LocalDbError
 
 #: The password the local server is given at its first start, unless NEO4J_PASSWORD is set.
 LOCAL_PASSWORD = "graphrag-local"
 DEFAULT_PORT = 7687
 MIN_JAVA = 21
 _JVM_ROOTS = ("/usr/lib/jvm", "/usr/java", "/opt/java", "/Library/Java/JavaVirtualMachines")
-
-
-class LocalDbError(GraphRagError):
-    """The local server could not be resolved, started or stopped (code names which)."""
 
 
 @dataclass(frozen=True)
@@ -297,19 +293,9 @@ def _is_our_process(pid: int, settings: LocalDbSettings) -> bool:
 
 def bolt_answers(settings: LocalDbSettings, *, timeout: float = 5.0) -> bool:
     """True when the server answers ``RETURN 1`` with the local credentials."""
-    import neo4j
+    from graphrag_orm.store.connection import answers_return_one
 
-    try:
-        with neo4j.GraphDatabase.driver(
-            settings.uri,
-            auth=("neo4j", settings.password),
-            connection_timeout=timeout,
-            max_transaction_retry_time=0,
-        ) as driver:
-            records, _, _ = driver.execute_query("RETURN 1 AS one")
-            return bool(records and records[0]["one"] == 1)
-    except Exception:
-        return False
+    return answers_return_one(settings.uri, "neo4j", settings.password, timeout=timeout)
 
 
 def log_tail(settings: LocalDbSettings, lines: int = 40) -> str:

@@ -29,7 +29,7 @@ from pydantic import Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from graphrag_orm.codes import DocumentErrorCode
-from graphrag_orm.errors import GraphRagError
+from graphrag_orm.errors import GraphRagError, ModelCallFailed
 from graphrag_orm.values import Options, Value
 
 __all__ = [
@@ -130,21 +130,6 @@ class RetryTally:
         """What this tally has counted so far."""
         with self._lock:
             return RetrySummary(retries=self._retries, rate_limited=self._rate_limited, waited_seconds=self._waited)
-
-
-class ModelCallFailed(GraphRagError):
-    """A model call failed for good: not transient, retries exhausted, or a hint too long to wait.
-
-    ``code`` is ``rate-limited`` when the last failure was a 429, otherwise the
-    code the caller passed (``embedding-failed``, ``extraction-failed``, ...).
-    The original exception is chained as ``__cause__``; ``attempts`` counts the
-    calls made and ``status`` is the last HTTP status, if there was one.
-    """
-
-    def __init__(self, code: str, message: str, *, attempts: int, status: int | None) -> None:
-        super().__init__(code, message)
-        self.attempts = attempts
-        self.status = status
 
 
 def status_of(error: BaseException) -> int | None:

@@ -32,8 +32,8 @@ from urllib.parse import quote
 
 from pydantic import Field, ValidationError, computed_field, model_validator
 
-from .errors import ConfigurationError
-from .values import Value
+from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.values import Value
 
 __all__ = [
     "INVALID_SOURCE",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from .errors import ConfigurationError
+from graphrag_orm.errors import ConfigurationError
 
 if TYPE_CHECKING:
     import tiktoken

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 
+from graphrag_orm.localdb import LocalDbSettings, start
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import ConnectionSettings
-from graphrag_orm.localdb import LocalDbSettings, start
 
 TEST_PORT = int(os.environ.get("GRAPHRAG_TEST_NEO4J_PORT", "7688"))
 MARKER_LABEL = "GraphRagTestDatabase"

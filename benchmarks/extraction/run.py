@@ -59,28 +59,30 @@ from common import (
     BenchServer,
     LoadProbe,
     LoadReport,
+    StatementCounter,
     floor_chunk_rows,
     machine_description,
     print_table,
     reset_database,
     server_version,
 )
-from neo4j.exceptions import TransientError
-from neomodel import adb
+from neo4j import exceptions as neo4j_errors
 
 from graphrag_orm.chat import ChatRequest, ScriptedChat
 from graphrag_orm.chunking import Chunker, ChunkerOptions
-from graphrag_orm.store.connection import connect, disconnect
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
-from graphrag_orm.extraction import Extractor
+from graphrag_orm.extraction import Extractor, KnowledgeWriter
 from graphrag_orm.ingestion import DocumentStatus, IngestionOptions, IngestionService, settings_fingerprint
 from graphrag_orm.layout import Layout
 from graphrag_orm.loaders.base import LoadedDocument
 from graphrag_orm.models import for_layout
 from graphrag_orm.ontologies import generic
 from graphrag_orm.ontology import EXTRACTOR_VERSION, entity_id, mention_key
+from graphrag_orm.retry import RetryPolicy
 from graphrag_orm.sources import Sources
+from graphrag_orm.store import Store
+from graphrag_orm.store.connection import open_driver
 
 BENCH_PORT = 7698
 BENCH_HOME = "home-bench-7698"
@@ -275,47 +277,54 @@ class Outcome:
         return self.facts / self.seconds if self.seconds else 0.0
 
 
-def our_service(replies: dict[str, str], write_attempts: int = 10, in_flight: int = 4) -> IngestionService:
+def our_service(
+    store: Store, replies: dict[str, str], write_attempts: int = 10, in_flight: int = 4
+) -> IngestionService:
+    """Wired as the facade wires it: one retry policy, the ontology's knowledge writer."""
+
     def respond(request: ChatRequest) -> str:
         return replies[request.messages[1].content.removeprefix("Passage:\n")]
 
+    model = for_layout(Layout.DEFAULT)
+    retry = RetryPolicy()
     return IngestionService(
-        for_layout(Layout.DEFAULT),
+        store,
+        model,
         OFFLINE_EMBEDDING_SET,
         HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
         chunker=Chunker(CHUNKER_OPTIONS),
         options=IngestionOptions(write_attempts=write_attempts, documents_in_flight=in_flight),
-        extractor=Extractor(ONTOLOGY, ScriptedChat(respond)),
+        retry=retry,
+        extractor=Extractor(ONTOLOGY, ScriptedChat(respond), retry=retry),
+        knowledge=KnowledgeWriter(model, ONTOLOGY),
     )
 
 
-async def ingest_ours(corpus: Corpus, replies: dict[str, str], write_attempts: int, in_flight: int) -> Outcome:
-    """Ingest the corpus; a document that fails is ingested again by a further call, as a user would."""
-    service = our_service(replies, write_attempts, in_flight)
-    retries = 0
-    write = service.writer.write
+# Statements of a document's write transaction, by name (graphrag_orm.ingestion.statements,
+# graphrag_orm.extraction.statements and graphrag_orm.ontology.facts).
+IN_TRANSACTION = ("ingestion.document.", "extraction.", "ontology.")
 
-    async def counted(*args: Any, **kwargs: Any) -> int:
-        nonlocal retries
-        try:
-            return await write(*args, **kwargs)
-        except TransientError:
-            retries += 1  # the service tries the document's transaction again, up to write_attempts
-            raise
 
-    service.writer.write = counted  # type: ignore[method-assign]
+def _is_transient(error_type: str) -> bool:
+    found = getattr(neo4j_errors, error_type, None)
+    return isinstance(found, type) and issubclass(found, neo4j_errors.TransientError)
+
+
+async def ingest_ours(
+    store: Store, corpus: Corpus, replies: dict[str, str], write_attempts: int, in_flight: int
+) -> Outcome:
+    """Ingest the corpus; a document that fails is ingested again by a further call, as a user would.
+
+    Statements and retried transactions are counted through the store's hook: each
+    statement of a document's transaction that failed with a transient error (a
+    deadlock) is one failed attempt of that transaction, which the store runs again up
+    to ``write_attempts`` tries in all (a last failure fails the document).
+    """
+    service = our_service(store, replies, write_attempts, in_flight)
     pending = [Sources.text(name, text) for name, text in corpus.documents]
-    statements = calls = failed = chunks = 0
-    query = adb.cypher_query
-
-    async def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal statements
-        if adb._active_transaction is not None:
-            statements += 1  # inside a document's write transaction
-        return await query(*args, **kwargs)
-
-    adb.cypher_query = counting  # type: ignore[method-assign]
-    try:
+    calls = failed = chunks = 0
+    counter = StatementCounter(store)
+    with counter:
         began = time.perf_counter()
         while pending and calls < 3:
             calls += 1
@@ -331,8 +340,10 @@ async def ingest_ours(corpus: Corpus, replies: dict[str, str], write_attempts: i
             failed += len(still)
             pending = still
         seconds = time.perf_counter() - began
-    finally:
-        adb.cypher_query = query  # type: ignore[method-assign]
+    statements = counter.total(*IN_TRANSACTION)
+    retries = sum(
+        n for (name, error), n in counter.failed.items() if name.startswith(IN_TRANSACTION) and _is_transient(error)
+    )
     if pending:
         raise SystemExit(f"graphrag-orm: {len(pending)} documents still failed after {calls} calls")
     # The receipt's summary also counts what a failed document extracted before its write
@@ -468,10 +479,10 @@ async def write_floor(tx: neo4j.AsyncManagedTransaction, rows: FloorRows, run: s
         await tx.run(FLOOR_MENTIONS.format(label=kind), rows=mentions)
 
 
-async def ingest_floor(corpus: Corpus, documents_in_flight: int, fingerprint: str) -> Outcome:
-    driver = adb.driver
-    assert driver is not None
-    database = getattr(adb, "_database_name", None)
+async def ingest_floor(
+    driver: neo4j.AsyncDriver, database: str | None, corpus: Corpus, documents_in_flight: int, fingerprint: str
+) -> Outcome:
+    """The baseline, not the toolkit: hand-written statements on the plain driver."""
     chunker = Chunker(CHUNKER_OPTIONS)
     embedder = HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions)
     run = f"run-{uuid.uuid4().hex}"
@@ -516,12 +527,12 @@ async def ingest_floor(corpus: Corpus, documents_in_flight: int, fingerprint: st
 # ------------------------------------------------------------------ the graphs, compared
 
 
-async def census() -> dict[str, Any]:
+async def census(store: Store) -> dict[str, Any]:
     """Counts per label, type and property key, and digests of chunks, things, facts and mentions."""
 
     async def rows(query: str) -> list[list[Any]]:
-        found, _ = await adb.cypher_query(query)
-        return found
+        # Each record as its values in RETURN order (the digests hash them as lists).
+        return [list(record.values()) for record in await store.read(query, name="bench.census")]
 
     def digest(found: list[list[Any]]) -> str:
         sha = hashlib.sha256()
@@ -592,23 +603,25 @@ async def main(args: argparse.Namespace) -> None:
         f"(seed {args.seed}, made with its replies in {time.perf_counter() - began:.1f} s)"
     )
     in_flight = args.documents_in_flight
-    fingerprint = our_service(replies).fingerprint
+    fingerprint = our_service(Store(), replies).fingerprint
     assert fingerprint == settings_fingerprint(
         Chunker(CHUNKER_OPTIONS), OFFLINE_EMBEDDING_SET, Extractor(ONTOLOGY, ScriptedChat(lambda _r: "")).fingerprint
     )
-    contenders: dict[str, Callable[[Corpus, dict[str, str]], Awaitable[Outcome]]] = {
-        "ours": lambda c, r: ingest_ours(c, r, args.write_attempts, in_flight),
-        "floor": lambda c, _r: ingest_floor(c, in_flight, fingerprint),
-    }
     chosen = args.contenders.split(",")
     server = BenchServer(port=BENCH_PORT, home=BENCH_HOME, uri=args.uri or "")
     with server:
         settings = server.settings
-        driver = await connect(settings)
+        driver = await open_driver(settings)
+        store = Store(driver, database=settings.database)
+        # Ours runs on the store; the floor on the plain driver beneath it.
+        contenders: dict[str, Callable[[Corpus, dict[str, str]], Awaitable[Outcome]]] = {
+            "ours": lambda c, r: ingest_ours(store, c, r, args.write_attempts, in_flight),
+            "floor": lambda c, _r: ingest_floor(driver, settings.database, c, in_flight, fingerprint),
+        }
         try:
-            print(f"server: Neo4j {await server_version()} at {settings.uri}; {in_flight} documents in flight\n")
+            print(f"server: Neo4j {await server_version(store)} at {settings.uri}; {in_flight} documents in flight\n")
             for name in chosen:
-                await reset_database(ONTOLOGY.schema_definitions(Layout.DEFAULT))
+                await reset_database(store, ONTOLOGY.schema_definitions(Layout.DEFAULT))
                 await contenders[name](warm, warm_replies)
             print(f"warm-up: each contender wrote {args.warmup_documents} other documents first\n")
             outcomes: list[Outcome] = []
@@ -617,11 +630,11 @@ async def main(args: argparse.Namespace) -> None:
             # machine then falls on both contenders alike, and the best round of each counts.
             for round_number in range(1, args.rounds + 1):
                 for name in chosen:
-                    await reset_database(ONTOLOGY.schema_definitions(Layout.DEFAULT))
+                    await reset_database(store, ONTOLOGY.schema_definitions(Layout.DEFAULT))
                     with LoadProbe(server.server_pid) as probe:
                         outcome = await contenders[name](corpus, replies)
                     outcome.load = probe.report()
-                    graph = await census()
+                    graph = await census(store)
                     if name in graphs and compare(graphs[name], graph):
                         raise SystemExit(f"{name} wrote another graph in round {round_number}")
                     graphs[name] = graph
@@ -633,9 +646,9 @@ async def main(args: argparse.Namespace) -> None:
                         f"failed and were ingested again; {outcome.load.describe()}"
                     )
             report(outcomes, graphs)
-            await reset_database(ONTOLOGY.schema_definitions(Layout.DEFAULT))
+            await reset_database(store, ONTOLOGY.schema_definitions(Layout.DEFAULT))
         finally:
-            await disconnect(driver)
+            await driver.close()
 
 
 def report(outcomes: list[Outcome], graphs: dict[str, dict[str, Any]]) -> None:

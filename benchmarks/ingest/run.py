@@ -53,6 +53,7 @@ from common import (
     BenchServer,
     LoadProbe,
     LoadReport,
+    StatementCounter,
     floor_chunk_rows,
     generate_corpus,
     machine_description,
@@ -60,10 +61,8 @@ from common import (
     reset_database,
     server_version,
 )
-from neomodel import adb
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions, section_id
-from graphrag_orm.store.connection import ConnectionSettings, connect, disconnect
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.ingestion import IngestionOptions, IngestionService, settings_fingerprint
@@ -73,6 +72,8 @@ from graphrag_orm.loaders.base import LoadedDocument
 from graphrag_orm.loaders.markdown import first_title
 from graphrag_orm.models import for_layout
 from graphrag_orm.sources import Sources, document_id
+from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.store.connection import ConnectionSettings, open_driver
 
 HERE = Path(__file__).resolve().parent
 NEO4J_GRAPHRAG_SIDE = HERE / "neo4j_graphrag_side.py"
@@ -100,8 +101,9 @@ class Outcome:
 # ------------------------------------------------------------------ graphrag-orm
 
 
-def _service(options: IngestionOptions) -> IngestionService:
+def _service(store: Store, options: IngestionOptions) -> IngestionService:
     return IngestionService(
+        store,
         for_layout(Layout.DEFAULT),
         OFFLINE_EMBEDDING_SET,
         HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
@@ -110,8 +112,8 @@ def _service(options: IngestionOptions) -> IngestionService:
     )
 
 
-async def ingest_ours(folder: Path, options: IngestionOptions) -> Outcome:
-    service = _service(options)  # a fresh embedder: every contender fills its word cache itself
+async def ingest_ours(store: Store, folder: Path, options: IngestionOptions) -> Outcome:
+    service = _service(store, options)  # a fresh embedder: every contender fills its word cache itself
     began = time.perf_counter()
     receipt = await service.ingest(Sources.folder(folder, base_uri=BASE_URI))
     seconds = time.perf_counter() - began
@@ -230,6 +232,7 @@ async def _floor_rows(
     return FloorRows(document, sections, chunks, edges, section_parents, chunk_sections)
 
 
+# The floor is the baseline, not the toolkit: it runs on the plain driver, not on a Store.
 async def _write_floor(tx: neo4j.AsyncManagedTransaction, rows: FloorRows, run: str) -> None:
     await tx.run(FLOOR_DOCUMENT, row=rows.document)
     if rows.sections:
@@ -251,10 +254,9 @@ async def _write_compact(tx: neo4j.AsyncManagedTransaction, rows: FloorRows, run
         await tx.run(COMPACT_NEXT, pairs=pairs, run=run)
 
 
-async def ingest_floor(folder: Path, documents_in_flight: int, *, compact: bool = False) -> Outcome:
-    driver = adb.driver
-    assert driver is not None
-    database = getattr(adb, "_database_name", None)
+async def ingest_floor(
+    driver: neo4j.AsyncDriver, database: str | None, folder: Path, documents_in_flight: int, *, compact: bool = False
+) -> Outcome:
     chunker = Chunker(ChunkerOptions())
     embedder = HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions)
     fingerprint = settings_fingerprint(chunker, OFFLINE_EMBEDDING_SET)
@@ -341,27 +343,35 @@ def ingest_neo4j_graphrag(
 # ------------------------------------------------------------------ the graph, compared
 
 
-async def census() -> dict[str, Any]:
+async def census(store: Store) -> dict[str, Any]:
     """Nodes per label, edges per type, property keys per label and type, and a chunk digest."""
-    nodes, _ = await adb.cypher_query("MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) ORDER BY label")
-    edges, _ = await adb.cypher_query("MATCH ()-[r]->() RETURN type(r), count(*) ORDER BY type(r)")
-    keys, _ = await adb.cypher_query(
-        "MATCH (n) UNWIND labels(n) AS label UNWIND keys(n) AS key RETURN label + '.' + key, count(*) ORDER BY 1"
+
+    async def counted(query: str) -> dict[str, int]:
+        return {row["part"]: row["n"] for row in await store.read(query, name="bench.census")}
+
+    nodes = await counted("MATCH (n) UNWIND labels(n) AS part RETURN part, count(*) AS n ORDER BY part")
+    edges = await counted("MATCH ()-[r]->() RETURN type(r) AS part, count(*) AS n ORDER BY part")
+    keys = await counted(
+        "MATCH (n) UNWIND labels(n) AS label UNWIND keys(n) AS key RETURN label + '.' + key AS part, count(*) AS n "
+        "ORDER BY part"
     )
-    edge_keys, _ = await adb.cypher_query(
-        "MATCH ()-[r]->() UNWIND keys(r) AS key RETURN type(r) + '.' + key, count(*) ORDER BY 1"
+    edge_keys = await counted(
+        "MATCH ()-[r]->() UNWIND keys(r) AS key RETURN type(r) + '.' + key AS part, count(*) AS n ORDER BY part"
     )
     digest = hashlib.sha256()
-    rows, _ = await adb.cypher_query(
-        "MATCH (c:Chunk) RETURN c.id, c.startByte, c.endByte, c.text, c.embedding ORDER BY c.id"
+    chunks = await store.read(
+        "MATCH (c:Chunk) RETURN c.id AS id, c.startByte AS start, c.endByte AS end, c.text AS text, "
+        "c.embedding AS embedding ORDER BY c.id",
+        name="bench.census",
     )
-    for row in rows:
-        digest.update(json.dumps(row, separators=(",", ":")).encode("utf-8"))
+    for row in chunks:
+        values = [row["id"], row["start"], row["end"], row["text"], row["embedding"]]
+        digest.update(json.dumps(values, separators=(",", ":")).encode("utf-8"))
     return {
-        "nodes": dict(nodes),
-        "edges": dict(edges),
-        "node_keys": dict(keys),
-        "edge_keys": dict(edge_keys),
+        "nodes": nodes,
+        "edges": edges,
+        "node_keys": keys,
+        "edge_keys": edge_keys,
         "chunk_digest": digest.hexdigest()[:16],
     }
 
@@ -377,24 +387,13 @@ def compare(ours: dict[str, Any], floor: dict[str, Any]) -> list[str]:
 # ------------------------------------------------------------------ diagnosis
 
 
-@contextlib.contextmanager
-def counting_statements() -> Iterator[dict[str, int]]:
-    """Counts neomodel statements (inside a transaction or auto-commit) while active."""
-    counts = {"in_transaction": 0, "auto_commit": 0}
-    original = adb.cypher_query
-
-    async def counted(query: str, params: dict[str, Any] | None = None, *args: Any, **kwargs: Any) -> Any:
-        counts["in_transaction" if adb._active_transaction else "auto_commit"] += 1
-        return await original(query, params, *args, **kwargs)
-
-    adb.cypher_query = counted  # type: ignore[method-assign]
-    try:
-        yield counts
-    finally:
-        adb.cypher_query = original  # type: ignore[method-assign]
+# Statement names (graphrag_orm.ingestion.statements): those of a document's write
+# transaction, and the statements of their own (the run node, the leases, the state reads).
+IN_TRANSACTION = ("ingestion.document.", "extraction.", "ontology.")
+OF_THEIR_OWN = ("ingestion.run.", "ingestion.lease.", "ingestion.state.")
 
 
-DIAGNOSE_UNCHANGED = "MATCH (d:Document {id: $id}) RETURN d.contentHash, d.settingsFingerprint"
+DIAGNOSE_UNCHANGED = "MATCH (d:Document {id: $id}) RETURN d.contentHash AS hash, d.settingsFingerprint AS fingerprint"
 DIAGNOSE_LEASE = (
     "CREATE (l:GraphRagLease) SET l.key = $key, l.runId = $run, l.claims = 0, "
     "l.expiresAt = datetime() + duration({milliseconds: $ms})"
@@ -426,13 +425,21 @@ VARIANTS = (
 )
 
 
+@dataclass(frozen=True)
+class Bench:
+    """The benchmark's connection: ours runs on ``store``; the floors on the plain ``driver`` beneath it."""
+
+    store: Store
+    driver: neo4j.AsyncDriver
+    database: str | None
+
+
 async def _one_variant(
-    variant: Variant, path: Path, service: IngestionService, embedder: HashingEmbedder, chunker: Chunker
+    bench: Bench, variant: Variant, path: Path, service: IngestionService, embedder: HashingEmbedder, chunker: Chunker
 ) -> float:
     """Ingest one document as ``variant`` does; returns the wall seconds."""
-    driver = adb.driver
-    assert driver is not None
-    database = getattr(adb, "_database_name", None)
+    driver, database = bench.driver, bench.database
+    leases, templates = service.leases.statements, service.writer.templates
     uri = f"{BASE_URI}{variant.name.strip().replace(' ', '-')}/{path.name}"
     run = f"run-{uuid.uuid4().hex}"
     began = time.perf_counter()
@@ -449,12 +456,12 @@ async def _one_variant(
 
     async def write(tx: neo4j.AsyncManagedTransaction) -> None:
         if variant.lease:
-            await tx.run(service.leases.renew_statement, service.leases.renew_parameters(doc, run))
+            await tx.run(leases.renew_in_write.cypher, dict(service.leases.parameters(doc, run)))
         if variant.delete_previous:
-            await tx.run(service.writer.delete_previous, document=doc)
+            await tx.run(templates.delete_previous.cypher, document=doc)
         await (_write_compact if variant.compact else _write_floor)(tx, rows, run)
         if variant.lease:
-            await tx.run(service.leases.release_statement, key=doc, run=run)
+            await tx.run(leases.release.cypher, key=doc, run=run)
 
     async with driver.session(database=database) as session:
         await session.execute_write(write)
@@ -463,31 +470,29 @@ async def _one_variant(
     return time.perf_counter() - began
 
 
-async def step_costs(server_pid: int | None, repeat: int = 300) -> None:
-    """Wall time and server CPU of each kind of step ours adds, alone, in blocks of ``repeat``.
+async def step_costs(store: Store, server_pid: int | None, repeat: int = 300) -> None:
+    """Wall time and server CPU of each kind of step ours adds, alone, in blocks of ``repeat``, through the store.
 
     Blocks run twice in turn and the lower figure of each is kept (the less disturbed).
     """
-    driver = adb.driver
-    assert driver is not None
-    database = getattr(adb, "_database_name", None)
 
     async def read() -> None:
-        await adb.cypher_query(DIAGNOSE_UNCHANGED, {"id": uuid.uuid4().hex})
+        await store.read(DIAGNOSE_UNCHANGED, {"id": uuid.uuid4().hex}, name="bench.read")
 
     async def write() -> None:
-        await adb.cypher_query(DIAGNOSE_LEASE, {"key": uuid.uuid4().hex, "run": "run-x", "ms": 600_000})
+        await store.execute(
+            DIAGNOSE_LEASE, {"key": uuid.uuid4().hex, "run": "run-x", "ms": 600_000}, name="bench.write"
+        )
 
     async def transaction(statements: int) -> None:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+        async def work(tx: StoreTransaction) -> None:
             for _ in range(statements):
-                await tx.run("MATCH (d:Document {id: $id}) RETURN d.id", id="none")
+                await tx.run("MATCH (d:Document {id: $id}) RETURN d.id AS id", {"id": "none"}, name="bench.tx")
 
-        async with driver.session(database=database) as session:
-            await session.execute_write(work)
+        await store.write(work)
 
     steps = {
-        "auto-commit read (the unchanged check)": read,
+        "read transaction (the unchanged check)": read,
         "auto-commit write (the lease insert: a commit)": write,
         "write transaction of 1 statement": lambda: transaction(1),
         "write transaction of 4 statements": lambda: transaction(4),
@@ -502,7 +507,7 @@ async def step_costs(server_pid: int | None, repeat: int = 300) -> None:
             wall, cpu = load.seconds / repeat * 1000, load.server_cpu / repeat * 1000
             previous = best.get(name)
             best[name] = (min(wall, previous[0]), min(cpu, previous[1])) if previous else (wall, cpu)
-    await adb.cypher_query("MATCH (l:GraphRagLease) DELETE l")
+    await store.execute("MATCH (l:GraphRagLease) DELETE l", name="bench.clean")
     print(f"\nCost of each kind of step, alone ({repeat} in a row, lower of two blocks):\n")
     print_table(
         ["Step", "Wall per step", "Server CPU per step"],
@@ -515,70 +520,60 @@ async def step_costs(server_pid: int | None, repeat: int = 300) -> None:
 
 @contextlib.contextmanager
 def timing_steps(service: IngestionService) -> Iterator[dict[str, list[float]]]:
-    """Wall time of each step of ``service``'s per-document path, through public attributes only.
+    """Wall time of each step of ``service``'s per-document path. Yields step name to [seconds, calls].
 
-    Wraps, on this one service (and neomodel's ``adb`` while active): the loader, the
-    lease insert, the chunker, the document transaction's begin, statements and commit,
-    the auto-commit statements (the unchanged checks and the lease insert are among
-    them) and ``DocumentWriter.statements``. Yields step name to [seconds, calls].
+    Python steps are timed by wrapping this one service's own parts (the loader, the
+    lease insert, the chunker, ``DocumentWriter.statements`` and the whole document
+    write); statements are timed through the store's hook, split into those of the
+    document's transaction and those of their own.
     """
     steps: dict[str, list[float]] = {}
-    originals: list[tuple[Any, str, Any]] = []
+    originals: list[tuple[Any, str]] = []
 
-    def record(name: str, began: float) -> None:
+    def record(name: str, seconds: float, calls: int = 1) -> None:
         entry = steps.setdefault(name, [0.0, 0.0])
-        entry[0] += time.perf_counter() - began
-        entry[1] += 1
+        entry[0] += seconds
+        entry[1] += calls
 
-    def wrap(owner: Any, attribute: str, name: str | None = None, *, is_async: bool = True) -> None:
+    def wrap(owner: Any, attribute: str, name: str, *, is_async: bool = True) -> None:
         original = getattr(owner, attribute)
-        originals.append((owner, attribute, original))
+        originals.append((owner, attribute))
 
         async def timed_async(*args: Any, **kwargs: Any) -> Any:
             began = time.perf_counter()
             try:
                 return await original(*args, **kwargs)
             finally:
-                record(name or attribute, began)
+                record(name, time.perf_counter() - began)
 
         def timed_sync(*args: Any, **kwargs: Any) -> Any:
             began = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
-                record(name or attribute, began)
+                record(name, time.perf_counter() - began)
 
         setattr(owner, attribute, timed_async if is_async else timed_sync)
 
-    original_query = adb.cypher_query
-
-    async def timed_query(query: str, params: dict[str, Any] | None = None, *args: Any, **kwargs: Any) -> Any:
-        name = "statements in the document's transaction" if adb._active_transaction else "auto-commit statements"
-        began = time.perf_counter()
-        try:
-            return await original_query(query, params, *args, **kwargs)
-        finally:
-            record(name, began)
-
     wrap(service.loaders, "load", "load (worker thread)")
-    wrap(service.leases, "acquire", "lease insert (its auto-commit statement included)")
+    wrap(service.leases, "acquire", "lease insert (its statement included)")
     wrap(service.chunker, "plan", "chunk", is_async=False)
     wrap(service.writer, "statements", "DocumentWriter.statements (Python)", is_async=False)
-    wrap(adb, "begin", "transaction BEGIN")
-    wrap(adb, "commit", "transaction COMMIT")
-    adb.cypher_query = timed_query  # type: ignore[method-assign]
+    wrap(service.writer, "write", "document transaction (BEGIN, statements, COMMIT, retries)")
     try:
-        yield steps
+        with StatementCounter(service.store) as counted:
+            yield steps
     finally:
-        adb.cypher_query = original_query  # type: ignore[method-assign]
-        for owner, attribute, original in reversed(originals):
-            if owner is adb:
-                setattr(owner, attribute, original)
-            else:
-                delattr(owner, attribute)  # back to the class's method
+        for owner, attribute in reversed(originals):
+            delattr(owner, attribute)  # back to the class's method
+    for label, prefixes in (
+        ("statements in the document's transaction", IN_TRANSACTION),
+        ("statements of their own (run, lease, state reads)", OF_THEIR_OWN),
+    ):
+        record(label, counted.time(*prefixes), counted.total(*prefixes))
 
 
-async def attribute_time(folder: Path, sample: int) -> None:
+async def attribute_time(bench: Bench, folder: Path, sample: int) -> None:
     """graphrag-orm's per-document wall time split by step, one document at a time, vs the floor."""
     sample_folder = SCRATCH / "ingest-diagnose"
     sample_folder.mkdir(parents=True, exist_ok=True)
@@ -586,10 +581,10 @@ async def attribute_time(folder: Path, sample: int) -> None:
         old.unlink()
     for path in markdown_files(folder)[:sample]:
         (sample_folder / path.name).write_bytes(path.read_bytes())
-    await reset_database()
-    floor = await ingest_floor(sample_folder, 1)
-    await reset_database()
-    service = _service(IngestionOptions(documents_in_flight=1))
+    await reset_database(bench.store)
+    floor = await ingest_floor(bench.driver, bench.database, sample_folder, 1)
+    await reset_database(bench.store)
+    service = _service(bench.store, IngestionOptions(documents_in_flight=1))
     with timing_steps(service) as steps:
         began = time.perf_counter()
         receipt = await service.ingest(Sources.folder(sample_folder, base_uri=BASE_URI))
@@ -604,40 +599,41 @@ async def attribute_time(folder: Path, sample: int) -> None:
         for name, (seconds, calls) in sorted(steps.items(), key=lambda item: -item[1][0])
     ]
     print_table(["Step (wall time, one document at a time)", "Per document", "Calls per document"], rows)
-    await reset_database()
+    await reset_database(bench.store)
 
 
-async def diagnose(folder: Path, sample: int, server_pid: int | None) -> None:
+async def diagnose(bench: Bench, folder: Path, sample: int, server_pid: int | None) -> None:
     """Where graphrag-orm spends its time per document against the floor, one document at a time.
 
     For each of ``sample`` documents, every variant and ``IngestionService.ingest([source])``
     ingest it (under their own URIs) in a rotating order, so machine load hits all alike;
     medians per document are reported. Also counts ours' statements and times the
-    Python work of building a document's statements.
+    Python work of building a document's statements. Statements are counted through
+    the store's hook, by name.
     """
     print(f"\n## Diagnosis: {sample} documents, one at a time, every variant in turn (medians per document)\n")
     paths = markdown_files(folder)[:sample]
-    service = _service(IngestionOptions(documents_in_flight=1))
+    service = _service(bench.store, IngestionOptions(documents_in_flight=1))
     embedder = HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions)
     chunker = Chunker(ChunkerOptions())
-    await reset_database()
+    await reset_database(bench.store)
     names = [v.name for v in VARIANTS] + ["graphrag-orm: ingest([source])"]
     times: dict[str, list[float]] = {name: [] for name in names}
-    counts = {"in_transaction": 0, "auto_commit": 0}
+    counts = {"in_transaction": 0, "of_their_own": 0}
     for index, path in enumerate(paths):
         order = list(range(len(names)))
         order = order[index % len(order) :] + order[: index % len(order)]
         for position in order:
             if position < len(VARIANTS):
-                seconds = await _one_variant(VARIANTS[position], path, service, embedder, chunker)
+                seconds = await _one_variant(bench, VARIANTS[position], path, service, embedder, chunker)
             else:
                 source = Sources.file(path, uri=f"{BASE_URI}graphrag-orm/{path.name}")
-                with counting_statements() as counted:
+                with StatementCounter(bench.store) as counted:
                     began = time.perf_counter()
                     await service.ingest([source])
                     seconds = time.perf_counter() - began
-                for key in counts:
-                    counts[key] += counted[key]
+                counts["in_transaction"] += counted.total(*IN_TRANSACTION)
+                counts["of_their_own"] += counted.total(*OF_THEIR_OWN)
             times[names[position]].append(seconds)
     base = statistics.median(times["floor + run node"])
     rows = []
@@ -647,12 +643,12 @@ async def diagnose(folder: Path, sample: int, server_pid: int | None) -> None:
         rows.append([name, f"{median * 1000:.2f} ms", delta])
     print_table(["Variant (one document, alone)", "Median", "Against floor + run node"], rows)
     print(
-        f"\ngraphrag-orm's statements per ingest([source]) call: {counts['auto_commit'] / sample:.1f} auto-commit "
+        f"\ngraphrag-orm's statements per ingest([source]) call: {counts['of_their_own'] / sample:.1f} of their own "
         f"+ {counts['in_transaction'] / sample:.1f} in the document's transaction (floor: 0 + 8; "
         "floor + run node: 2 + 8)"
     )
-    await step_costs(server_pid)
-    await attribute_time(folder, sample)
+    await step_costs(bench.store, server_pid)
+    await attribute_time(bench, folder, sample)
     source = Sources.file(paths[0], uri=f"{BASE_URI}statements/{paths[0].name}")
     loaded = await service.loaders.load(source)
     plan = service.chunker.plan(loaded)
@@ -673,7 +669,7 @@ async def diagnose(folder: Path, sample: int, server_pid: int | None) -> None:
         f"{statements_ms:.2f} ms; the floor's load + chunk + embed + rows, all together, {floor_ms:.2f} ms "
         "(embeddings cached after the first call)"
     )
-    await reset_database()
+    await reset_database(bench.store)
 
 
 # ------------------------------------------------------------------ main
@@ -694,16 +690,18 @@ async def main(args: argparse.Namespace) -> None:
     contenders = args.contenders.split(",")
     with BenchServer() as server:
         settings = server.settings
-        driver = await connect(settings)
+        driver = await open_driver(settings)
+        store = Store(driver, database=settings.database)
+        bench = Bench(store, driver, settings.database)
         try:
-            print(f"server: Neo4j {await server_version()} at {settings.uri}")
+            print(f"server: Neo4j {await server_version(store)} at {settings.uri}")
             print(f"load before: load average {os.getloadavg()[0]:.2f}\n")
 
             async def ingest(contender: str, where: Path, chunk_plan: Path) -> Outcome:
                 if contender == "ours":
-                    return await ingest_ours(where, IngestionOptions())
+                    return await ingest_ours(store, where, IngestionOptions())
                 if contender == "floor":
-                    return await ingest_floor(where, in_flight)
+                    return await ingest_floor(driver, settings.database, where, in_flight)
                 if contender in ("neo4j-graphrag", "neo4j-graphrag-stock"):
                     mode = "stock" if contender.endswith("stock") else "apoc-free"
                     return ingest_neo4j_graphrag(where, chunk_plan, settings, mode, in_flight)
@@ -716,7 +714,7 @@ async def main(args: argparse.Namespace) -> None:
             warm_plan = SCRATCH / "ingest-warmup-plan.json"
             write_chunk_plan(warm_folder, warm_plan)
             for contender in contenders:
-                await reset_database()
+                await reset_database(store)
                 await ingest(contender, warm_folder, warm_plan)
             print(f"warm-up: each contender ingested {args.warmup_documents} other documents first\n")
 
@@ -725,12 +723,12 @@ async def main(args: argparse.Namespace) -> None:
             for number in range(args.rounds):
                 # Every other round runs the contenders in reverse, so none always goes first.
                 for contender in contenders if number % 2 == 0 else reversed(contenders):
-                    await reset_database()
+                    await reset_database(store)
                     with LoadProbe(server.server_pid) as probe:
                         outcome = await ingest(contender, folder, plan)
                     outcome.load = probe.report()
                     if contender not in graphs:
-                        graphs[contender] = await census()
+                        graphs[contender] = await census(store)
                     rounds[contender].append(outcome)
                     print(
                         f"round {number + 1}, {outcome.name}: {outcome.chunks:,} chunks in {outcome.seconds:.1f} s "
@@ -739,10 +737,10 @@ async def main(args: argparse.Namespace) -> None:
                     )
             report(rounds, graphs)
             if args.diagnose:
-                await diagnose(folder, args.diagnose_documents, server.server_pid)
-            await reset_database()
+                await diagnose(bench, folder, args.diagnose_documents, server.server_pid)
+            await reset_database(store)
         finally:
-            await disconnect(driver)
+            await driver.close()
 
 
 def report(rounds: dict[str, list[Outcome]], graphs: dict[str, dict[str, Any]]) -> None:

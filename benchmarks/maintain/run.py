@@ -18,7 +18,10 @@ The floor deletes exactly the same elements the way one would by hand: batches o
 100 documents (the toolkit's default), one transaction each, links then chunks,
 sections and documents by their indexed ids, with no checks, no pages and no
 counting; for the reset it first reads every document id (one query), as a
-hand-written reset must. The script checks that both leave the same counts behind.
+hand-written reset must. The script checks that both leave the same counts behind,
+and counts the statements each sends through the store's statement hook
+(:meth:`Store.add_hook`): every statement of both ways goes through one
+:class:`~graphrag_orm.store.Store`.
 
 The corpus is written with the lexical model's own batched statements (the same the
 ingestion writer uses), so every node and link carries its run id and chunks carry
@@ -40,20 +43,20 @@ import platform
 import random
 import statistics
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from neomodel import adb
-
-from graphrag_orm.store.connection import ConnectionSettings, connect, disconnect, server_version
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.layout import Layout
 from graphrag_orm.localdb import LocalDbSettings, start, stop
 from graphrag_orm.maintenance import MaintenanceService, ResetScope
 from graphrag_orm.migrate import Chain, Migrator
 from graphrag_orm.models import for_layout
-from graphrag_orm.store.batches import EdgeWrites, NodeWrites
+from graphrag_orm.store import StatementEvent, Store, StoreTransaction
+from graphrag_orm.store.batches import EdgeWrites
+from graphrag_orm.store.connection import ConnectionSettings, open_store, server_version
 
 MODEL = for_layout(Layout.DEFAULT)
 CHUNKS_PER_DOCUMENT = 5
@@ -81,24 +84,23 @@ def _unit(rng: random.Random, dimensions: int) -> list[float]:
 class Corpus:
     """Writes documents as the ingestion writer does, in large UNWIND transactions."""
 
-    def __init__(self) -> None:
-        self.documents = NodeWrites(MODEL.document)
-        self.sections = NodeWrites(MODEL.section)
-        self.chunks = NodeWrites(MODEL.chunk)
-        self.runs = NodeWrites(MODEL.run)
-        self.edges = {
-            "chunk_document": EdgeWrites(MODEL.chunk, "document"),
-            "chunk_section": EdgeWrites(MODEL.chunk, "section"),
-            "next_chunk": EdgeWrites(MODEL.chunk, "next"),
-            "section_document": EdgeWrites(MODEL.section, "document"),
-            "subsection": EdgeWrites(MODEL.section, "parent"),
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        names = MODEL.names
+        self.documents, self.sections, self.chunks, self.runs = names.document, names.section, names.chunk, names.run
+        self.edges: dict[str, EdgeWrites] = {
+            "chunk_document": names.chunk_document,
+            "chunk_section": names.chunk_section,
+            "next_chunk": names.next_chunk,
+            "section_document": names.section_document,
+            "subsection": names.subsection,
         }
 
     async def write(self, count: int, seed: int) -> list[str]:
         rng = random.Random(seed)
         run_id = f"run-bench-{seed}"
         now = datetime.now(UTC)
-        await adb.cypher_query(
+        await self.store.execute(
             self.runs.create_statement(),
             {
                 "rows": [
@@ -115,11 +117,12 @@ class Corpus:
                     )
                 ]
             },
+            name="bench.corpus.run",
         )
         ids = [f"{seed:04d}-{i:06d}-{rng.getrandbits(128):032x}" for i in range(count)]
         for first in range(0, count, WRITE_BATCH):
             await self._write_batch(ids[first : first + WRITE_BATCH], run_id, rng, now)
-        await adb.cypher_query("CALL db.awaitIndexes(600)")
+        await self.store.execute("CALL db.awaitIndexes(600)", name="bench.await_indexes")
         return ids
 
     async def _write_batch(self, ids: list[str], run_id: str, rng: random.Random, now: datetime) -> None:
@@ -184,12 +187,15 @@ class Corpus:
                 edges["chunk_section"].append(self.edges["chunk_section"].row(cid, top if order < 2 else sub, stamp))
             for a, b in itertools.pairwise(chunk_ids):
                 edges["next_chunk"].append(self.edges["next_chunk"].row(a, b, stamp))
-        async with adb.transaction:
-            await adb.cypher_query(self.documents.create_statement(), {"rows": docs})
-            await adb.cypher_query(self.sections.create_statement(), {"rows": sections})
-            await adb.cypher_query(self.chunks.create_statement(), {"rows": chunks})
+
+        async def work(tx: StoreTransaction) -> None:
+            await tx.run(self.documents.create_statement(), {"rows": docs}, name="bench.corpus.documents")
+            await tx.run(self.sections.create_statement(), {"rows": sections}, name="bench.corpus.sections")
+            await tx.run(self.chunks.create_statement(), {"rows": chunks}, name="bench.corpus.chunks")
             for name, rows in edges.items():
-                await adb.cypher_query(self.edges[name].create_statement(), {"rows": rows})
+                await tx.run(self.edges[name].create_statement(), {"rows": rows}, name=f"bench.corpus.{name}")
+
+        await self.store.write(work)
 
 
 FLOOR = (
@@ -201,77 +207,103 @@ FLOOR = (
 )
 
 
-async def floor_delete(ids: list[str] | None, *, runs: bool) -> None:
+async def floor_delete(store: Store, ids: list[str] | None, *, runs: bool) -> None:
     """The floor: the same elements, batches of 100 documents, one transaction each, no checks.
 
     Without ``ids`` (a reset) it first reads every document id, as a hand-written reset must.
     """
     if ids is None:
-        rows, _ = await adb.cypher_query("MATCH (d:Document) RETURN d.id")
-        ids = [row[0] for row in rows]
+        ids = (await store.read("MATCH (d:Document) RETURN d.id AS id", name="floor.ids")).column("id")
     ordered = sorted(ids)
     for first in range(0, len(ordered), FLOOR_BATCH):
         batch = ordered[first : first + FLOOR_BATCH]
-        async with adb.transaction:
+
+        async def work(tx: StoreTransaction, batch: list[str] = batch) -> None:
             for statement in FLOOR:
-                await adb.cypher_query(statement, {"ids": batch})
+                await tx.run(statement, {"ids": batch}, name="floor.delete")
+
+        await store.write(work)
     if runs:
-        await adb.cypher_query("MATCH (r:IngestionRun) DELETE r")
+        await store.execute("MATCH (r:IngestionRun) DELETE r", name="floor.runs")
 
 
-async def counts() -> tuple[int, ...]:
-    rows, _ = await adb.cypher_query(
-        "RETURN COUNT { (:Document) }, COUNT { (:Section) }, COUNT { (:Chunk) }, COUNT { ()-[]->() }, "
-        "COUNT { (:IngestionRun) }"
+async def counts(store: Store) -> tuple[int, ...]:
+    row = (
+        await store.read(
+            "RETURN COUNT { (:Document) } AS documents, COUNT { (:Section) } AS sections, "
+            "COUNT { (:Chunk) } AS chunks, COUNT { ()-[]->() } AS links, COUNT { (:IngestionRun) } AS runs",
+            name="bench.counts",
+        )
+    ).records[0]
+    return tuple(int(row[key]) for key in ("documents", "sections", "chunks", "links", "runs"))
+
+
+async def wipe(store: Store) -> None:
+    await store.execute(
+        "MATCH (n) WHERE NOT n:GraphRagMigration CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS",
+        name="bench.wipe",
     )
-    return tuple(int(x) for x in rows[0])
 
 
-async def wipe() -> None:
-    await adb.cypher_query(
-        "MATCH (n) WHERE NOT n:GraphRagMigration CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
-    )
-
-
-async def settle() -> None:
+async def settle(store: Store) -> None:
     """A pause after writing, so background work of the write (index updates) is done.
 
     Community edition has no ``db.checkpoint()``; a checkpoint may still land inside a
     timed run, which is one reason runs are paired and repeated.
     """
-    await adb.cypher_query("CALL db.awaitIndexes(600)")
+    await store.execute("CALL db.awaitIndexes(600)", name="bench.await_indexes")
     await asyncio.sleep(1.0)
 
 
-async def one_round(corpus: Corpus, scenario: str, way: str, args: argparse.Namespace, seed: int) -> float:
-    await wipe()
-    service = MaintenanceService(MODEL, OFFLINE_EMBEDDING_SET)
+async def timed(store: Store, action: Callable[[], Awaitable[None]]) -> tuple[float, int]:
+    """Seconds ``action()`` took and the statements it sent, counted by the store's hook."""
+    events: list[StatementEvent] = []
+    remove_hook = store.add_hook(events.append)
+    began = time.perf_counter()
+    try:
+        await action()
+    finally:
+        elapsed = time.perf_counter() - began
+        remove_hook()
+    return elapsed, len(events)
+
+
+async def one_round(
+    store: Store, corpus: Corpus, scenario: str, way: str, args: argparse.Namespace, seed: int
+) -> tuple[float, int]:
+    """One timed run: (seconds, statements)."""
+    await wipe(store)
+    service = MaintenanceService(store, MODEL, OFFLINE_EMBEDDING_SET)
     if scenario == "reset":
         await corpus.write(args.documents, seed)
-        await settle()
-        began = time.perf_counter()
-        if way == "toolkit":
-            report = await service.reset()
-            assert report.documents == args.documents, report
-        else:
-            await floor_delete(None, runs=True)
-        elapsed = time.perf_counter() - began
-        assert await counts() == (0, 0, 0, 0, 0), await counts()
-        return elapsed
+        await settle(store)
+
+        async def reset() -> None:
+            if way == "toolkit":
+                report = await service.reset()
+                assert report.documents == args.documents, report
+            else:
+                await floor_delete(store, None, runs=True)
+
+        result = await timed(store, reset)
+        assert await counts(store) == (0, 0, 0, 0, 0), await counts(store)
+        return result
     ids = await corpus.write(args.of, seed)
     chosen = sorted(ids)[:: max(1, args.of // args.remove)][: args.remove]
-    await settle()
-    began = time.perf_counter()
-    if way == "toolkit":
-        report = await service.reset(ResetScope(document_ids=tuple(chosen)))
-        assert report.documents == len(chosen), report
-    else:
-        await floor_delete(chosen, runs=False)
-    elapsed = time.perf_counter() - began
+    await settle(store)
+
+    async def remove() -> None:
+        if way == "toolkit":
+            report = await service.reset(ResetScope(document_ids=tuple(chosen)))
+            assert report.documents == len(chosen), report
+        else:
+            await floor_delete(store, chosen, runs=False)
+
+    result = await timed(store, remove)
     left = args.of - len(chosen)
     expected = (left, 2 * left, CHUNKS_PER_DOCUMENT * left, 17 * left, 1)
-    assert await counts() == expected, (await counts(), expected)
-    return elapsed
+    assert await counts(store) == expected, (await counts(store), expected)
+    return result
 
 
 async def main() -> None:
@@ -287,27 +319,33 @@ async def main() -> None:
 
     local = LocalDbSettings.from_env(home_name=f"home-test-{args.port}", port=args.port)
     start(local)
-    driver = await connect(ConnectionSettings(uri=local.uri, password=os.environ.get("NEO4J_PASSWORD", local.password)))
+    settings = ConnectionSettings(uri=local.uri, password=os.environ.get("NEO4J_PASSWORD", local.password))
+    store = await open_store(settings)
     try:
-        await Migrator(Chain.load()).apply()
-        corpus = Corpus()
-        version = await server_version()
+        await Migrator(store, Chain.load()).apply()
+        corpus = Corpus(store)
+        version = await server_version(store)
         results: dict[str, dict[str, list[float]]] = {}
+        statements: dict[str, dict[str, int]] = {}
         seed = 52
         for scenario in ("reset", "remove"):
             times: dict[str, list[float]] = {"toolkit": [], "floor": []}
+            counted: dict[str, int] = {}
             for way in ("toolkit", "floor"):  # warm-up (query plans, caches), not counted
                 seed += 1
-                await one_round(corpus, scenario, way, args, seed)
+                await one_round(store, corpus, scenario, way, args, seed)
             for repeat in range(args.repeats):
                 order = ("toolkit", "floor") if repeat % 2 == 0 else ("floor", "toolkit")
                 for way in order:
                     seed += 1
-                    times[way].append(await one_round(corpus, scenario, way, args, seed))
+                    seconds, sent = await one_round(store, corpus, scenario, way, args, seed)
+                    times[way].append(seconds)
+                    counted[way] = sent  # the same corpus shape every run: the same count
             results[scenario] = times
-        await wipe()
+            statements[scenario] = counted
+        await wipe(store)
     finally:
-        await disconnect(driver)
+        await store.driver.close()
         if args.stop:
             stop(local)
 
@@ -327,10 +365,12 @@ async def main() -> None:
             f"| {labels[scenario]} | {statistics.median(toolkit):.2f} s, {min(toolkit):.2f} s "
             f"| {statistics.median(floor):.2f} s, {min(floor):.2f} s | {ratio:.2f} |"
         )
-        summary[scenario] = {"toolkit": toolkit, "floor": floor, "ratio": ratio}
+        summary[scenario] = {"toolkit": toolkit, "floor": floor, "ratio": ratio, "statements": statements[scenario]}
     for scenario, times in results.items():
         runs = ", ".join(f"{t:.2f}/{f:.2f}" for t, f in zip(times["toolkit"], times["floor"], strict=True))
         print(f"{scenario} (toolkit/floor): {runs}")
+    for scenario, counted in statements.items():
+        print(f"{scenario} statements per run (store hook): toolkit {counted['toolkit']}, floor {counted['floor']}")
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2), encoding="utf-8")  # noqa: ASYNC240
 

@@ -83,11 +83,13 @@ async def main() -> int:
         )
         assert rag.answers is not None
         console.print(f"[bold]Q:[/] {RECALL_QUESTION}\n")
-        plain = await rag.answers.answer(RECALL_QUESTION, Retrievers.hybrid().model_copy(update={"max_items": 24}))
+        plain = await rag.answers.answer(
+            RECALL_QUESTION, options=Retrievers.hybrid().model_copy(update={"max_items": 24})
+        )
         summary("hybrid (vector + full-text), 24 items", plain)
         show_answer(plain, label)
         console.print()
-        graph = await rag.answers.answer(RECALL_QUESTION, Retrievers.hybrid_graph())
+        graph = await rag.answers.answer(RECALL_QUESTION, options=Retrievers.hybrid_graph())
         summary("hybrid + graph route, 24 items", graph)
         show_answer(graph, label)
         facts = [c.text for c in graph.evidence.context if c.reason.startswith("graph-fact")]

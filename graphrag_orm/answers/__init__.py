@@ -1,9 +1,9 @@
 """Answers with evidence: every citation located in the stored text, or a refusal with its reason.
 
-``AnswersService(retriever, chat).answer(question)`` returns an :class:`Answer`;
-``stream(question)`` yields ``Retrieved``, ``Delta``\\ s and ``Completed``.
-Follow-ups pass ``RetrievalOptions(history=...)`` and are rewritten to stand alone
-first. ``AnswerExport`` writes an answer as one JSON document, reads it back, and
+``AnswersService(retriever, chat, AnswersOptions()).answer(question)`` returns an
+:class:`Answer`; ``stream(question)`` yields ``Retrieved``, ``Delta``\\ s and
+``Completed``. Follow-ups pass ``history=[Turn(...), ...]`` and are rewritten to stand
+alone first. ``AnswerExport`` writes an answer as one JSON document, reads it back, and
 checks its citations against its evidence without a database.
 """
 
@@ -14,9 +14,11 @@ from graphrag_orm.answers.followups import (
     MAX_TURNS,
     RewriteOutcome,
 )
+from graphrag_orm.answers.options import MAX_OUTPUT_TOKENS, AnswersOptions
 from graphrag_orm.answers.prompt import ANSWER_INSTRUCTIONS, ANSWER_SCHEMA, answer_request, parse_reply
-from graphrag_orm.answers.service import MAX_OUTPUT_TOKENS, AnswersService
+from graphrag_orm.answers.service import AnswersService
 from graphrag_orm.answers.streaming import AnswerTextDecoder
+from graphrag_orm.answers.turns import Turn
 from graphrag_orm.answers.values import Answer, AnswerReceipt, AnswerUpdate, Completed, Delta, Disposition, Retrieved
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "AnswerReceipt",
     "AnswerTextDecoder",
     "AnswerUpdate",
+    "AnswersOptions",
     "AnswersService",
     "Completed",
     "Delta",
@@ -39,6 +42,7 @@ __all__ = [
     "ExportError",
     "Retrieved",
     "RewriteOutcome",
+    "Turn",
     "answer_request",
     "parse_reply",
 ]

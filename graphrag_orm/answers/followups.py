@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from graphrag_orm.answers.turns import Turn
 from graphrag_orm.chat.base import ChatClient, ChatMessage, ChatReply, ChatRequest
 from graphrag_orm.chat.evidence_block import REWRITE_SCHEMA_NAME, render_block, render_question
 from graphrag_orm.codes import LimitName
-from graphrag_orm.retrieval.options import Turn
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
 

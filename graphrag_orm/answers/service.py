@@ -21,6 +21,11 @@ whitespace; its citations are the located ones (the stored text and span, never
 the model's copy), in the reply's order, a repeated span kept once. A refusal has
 its reason, no text and no citations.
 
+A follow-up passes the conversation so far as ``history`` (earlier :class:`Turn`\\ s,
+oldest first): one more chat call first rewrites the question so that it stands alone
+(:mod:`graphrag_orm.answers.followups`), and the rewritten question is retrieved. The
+retriever itself takes one standalone question and never sees the history.
+
 Neither call retries: an exception from the retriever or the chat client (network,
 rate limit, ``QuestionRefused`` for an empty or too long question) propagates, with
 no answer. Nothing is written to the database.
@@ -30,26 +35,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 
 from opentelemetry import trace
 
 from graphrag_orm.answers.followups import rewrite
+from graphrag_orm.answers.options import AnswersOptions
 from graphrag_orm.answers.prompt import ReplyReading, answer_request, parse_reply
 from graphrag_orm.answers.streaming import AnswerTextDecoder
+from graphrag_orm.answers.turns import Turn
 from graphrag_orm.answers.values import Answer, AnswerReceipt, Completed, Delta, Disposition, Retrieved
 from graphrag_orm.chat.base import ChatClient, ChatReply
 from graphrag_orm.citations import Citation, locate
-from graphrag_orm.codes import RefusalReason
+from graphrag_orm.codes import ErrorCode, RefusalReason
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.evidence import Evidence, Rewrite
-from graphrag_orm.retrieval import QuestionRefused, RetrievalOptions, Retriever
+from graphrag_orm.retrieval import RetrievalOptions, Retriever
+from graphrag_orm.retrieval.question import check_question
 from graphrag_orm.tracing import SpanName, SpanRecorder, span, tracer
 
-__all__ = ["MAX_OUTPUT_TOKENS", "AnswersService", "verify"]
-
-MAX_OUTPUT_TOKENS = 32_768
+__all__ = ["AnswersService", "verify"]
 
 
 @dataclass
@@ -109,50 +115,39 @@ def verify(reading: ReplyReading, evidence: Evidence) -> tuple[str | None, tuple
 class AnswersService:
     """Answers questions from retrieved evidence with checked citations, or refuses.
 
-    ``max_output_tokens`` (1..32,768, default 2,048) bounds the answer call's reply;
-    a reply cut off at it is ``unreadable-response``. Out of bounds raises
-    ``ConfigurationError("invalid-option")``. Follow-ups (``options.history``) cost
-    one more chat call first (:mod:`graphrag_orm.answers.followups`).
+    ``options.max_output_tokens`` (1..32,768, default 2,048) bounds the answer call's
+    reply; a reply cut off at it is ``unreadable-response``. ``history`` (a follow-up's
+    earlier turns) costs one more chat call first.
     """
 
-    def __init__(self, retriever: Retriever, chat: ChatClient, *, max_output_tokens: int = 2_048) -> None:
-        if (
-            not isinstance(max_output_tokens, int)
-            or isinstance(max_output_tokens, bool)
-            or not 1 <= max_output_tokens <= MAX_OUTPUT_TOKENS
-        ):
-            raise ConfigurationError(
-                "invalid-option",
-                f"AnswersService: max_output_tokens must be from 1 to {MAX_OUTPUT_TOKENS:,}, not {max_output_tokens!r}",
-            )
+    def __init__(self, retriever: Retriever, chat: ChatClient, options: AnswersOptions | None = None) -> None:
         self.retriever = retriever
         self.chat = chat
-        self.max_output_tokens = max_output_tokens
+        self.options = options or AnswersOptions()
 
-    # -------------------------------------------------------------- answer
-
-    async def answer(self, question: str, options: RetrievalOptions | None = None) -> Answer:
+    async def answer(
+        self, question: str, *, history: Sequence[Turn] = (), options: RetrievalOptions | None = None
+    ) -> Answer:
         """The answer to ``question``, or a refusal with its reason (see the module's rules).
 
-        Raises ``QuestionRefused`` (``empty-question``, ``question-too-long``) before
-        any call, and whatever the retriever or chat client raises.
+        ``options`` are the retrieval's (the retriever's own by default). Raises
+        ``QuestionRefused`` (``empty-question``, ``question-too-long``) before any call,
+        the rewrite of a follow-up included, and whatever the retriever or chat client raises.
         """
         with span(SpanName.ANSWER) as traced:
             tally = _Tally()
-            evidence = await self._evidence(question, options, tally)
+            evidence = await self._evidence(question, history, options, tally)
             if not evidence.items:
                 answer = self._refused(evidence, RefusalReason.NO_EVIDENCE.value, tally)
             else:
-                reply = await self.chat.complete(answer_request(evidence, self.max_output_tokens))
+                reply = await self.chat.complete(answer_request(evidence, self.options.max_output_tokens))
                 tally.add(reply)
                 answer = self._judged(reply, evidence, tally)
             _trace(traced, answer)
             return answer
 
-    # -------------------------------------------------------------- stream
-
     async def stream(
-        self, question: str, options: RetrievalOptions | None = None
+        self, question: str, *, history: Sequence[Turn] = (), options: RetrievalOptions | None = None
     ) -> AsyncGenerator[Retrieved | Delta | Completed, None]:
         """``Retrieved`` once, ``Delta``\\ s as the answer text arrives, then ``Completed`` once.
 
@@ -177,7 +172,7 @@ class AnswersService:
             # The span is current only around awaits, never across a yield: an async
             # generator's context would otherwise leak into its consumer.
             with trace.use_span(raw, end_on_exit=False, record_exception=False, set_status_on_exception=False):
-                evidence = await self._evidence(question, options, tally)
+                evidence = await self._evidence(question, history, options, tally)
             yield Retrieved(evidence=evidence)
             if not evidence.items:
                 answer = self._refused(evidence, RefusalReason.NO_EVIDENCE.value, tally)
@@ -185,7 +180,7 @@ class AnswersService:
                 decoder = AnswerTextDecoder()
                 parts: list[str] = []
                 final: ChatReply | None = None
-                chunks = self.chat.stream(answer_request(evidence, self.max_output_tokens))
+                chunks = self.chat.stream(answer_request(evidence, self.options.max_output_tokens))
                 try:
                     async for chunk in chunks:
                         if chunk.reply is not None:
@@ -221,26 +216,21 @@ class AnswersService:
             raw.end()
         yield Completed(answer=answer, withdraws=deltas > 0 and not answer.answered)
 
-    # ------------------------------------------------------------- helpers
-
-    async def _evidence(self, question: str, options: RetrievalOptions | None, tally: _Tally) -> Evidence:
+    async def _evidence(
+        self, question: str, history: Sequence[Turn], options: RetrievalOptions | None, tally: _Tally
+    ) -> Evidence:
         options = options or self.retriever.options
         # Checked here too, so a follow-up's rewrite call is never paid for a question
         # retrieval would refuse.
-        if not question or not question.strip():
-            raise QuestionRefused("empty-question", "the question is empty")
-        if len(question) > options.max_question_chars:
-            raise QuestionRefused(
-                "question-too-long",
-                f"the question has {len(question)} characters; the bound is {options.max_question_chars}",
-            )
-        if not options.history:
+        check_question(question, options.max_question_chars)
+        if any(not isinstance(turn, Turn) for turn in history):
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "AnswersService: every turn of history must be a Turn")
+        if not history:
             evidence = await self.retriever.retrieve(question, options)
         else:
-            rewritten = await rewrite(self.chat, question, options.history, options.max_question_chars)
+            rewritten = await rewrite(self.chat, question, history, options.max_question_chars)
             tally.add(rewritten.reply)
-            standalone_options = options.model_copy(update={"history": ()})
-            retrieved = await self.retriever.retrieve_standalone(rewritten.standalone, standalone_options)
+            retrieved = await self.retriever.retrieve(rewritten.standalone, options)
             evidence = retrieved.model_copy(
                 update={
                     "rewrite": Rewrite(

@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
-from graphrag_orm.errors import GraphRagError
+from graphrag_orm.errors import EvidenceBlockError
 from graphrag_orm.evidence import ContextItem, EvidenceItem
 
 __all__ = [
@@ -54,10 +54,6 @@ ANSWER_SCHEMA_NAME: Final = "answer"
 """``ChatRequest.schema_name`` of an answer request: an evidence block and a question block."""
 REWRITE_SCHEMA_NAME: Final = "rewrite"
 """``ChatRequest.schema_name`` of a follow-up rewrite request: a question block (and the conversation)."""
-
-
-class EvidenceBlockError(GraphRagError):
-    """A prompt has no well-formed block of the kind asked for (``no-evidence-block``, ``no-question-block``)."""
 
 
 def _json_line(value: Any) -> str:

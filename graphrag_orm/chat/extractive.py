@@ -56,7 +56,7 @@ from graphrag_orm.chat.evidence_block import (
     parse_question,
 )
 from graphrag_orm.chat.scripted import STREAM_PIECE
-from graphrag_orm.errors import GraphRagError
+from graphrag_orm.errors import StandInUnsupported
 
 __all__ = ["STOP_WORDS", "ExtractiveChat", "StandInUnsupported", "content_words", "sentences"]
 
@@ -75,10 +75,6 @@ STOP_WORDS: Final = frozenset(_STOP_WORDS_TEXT.split())
 _WORD: Final = re.compile(r"[^\W_]+")
 _BOUNDARY: Final = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s)|\n[^\S\n]*\n")
 _ELISIONS: Final = re.compile(r"\.\.\.|…")
-
-
-class StandInUnsupported(GraphRagError):
-    """ExtractiveChat was asked something it cannot reply to validly (``stand-in-unsupported``)."""
 
 
 def content_words(text: str) -> set[str]:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from graphrag_orm.chat.base import ChatChunk, ChatClient, ChatReply, ChatRequest, ChatUsage
 from graphrag_orm.chat.scripted import STREAM_PIECE
 from graphrag_orm.embeddings.base import Embedder, EmbeddingVectors
-from graphrag_orm.errors import ConfigurationError, GraphRagError
+from graphrag_orm.errors import ConfigurationError, RecordingMissing, RecordingRefused
 
 __all__ = [
     "HINT_LENGTH",
@@ -52,15 +52,6 @@ MIN_SECRET_LENGTH = 8
 """Shorter values (``1``, ``true``) would match everywhere and protect nothing."""
 
 _FLOAT32_MAX = 3.4028234663852886e38
-
-
-class RecordingMissing(GraphRagError):
-    """Replay met a request the recording has no entry for (``recording-missing``)."""
-
-
-class RecordingRefused(GraphRagError):
-    """An entry held the value of a secret environment variable and was not stored
-    (``secret-in-recording``). The message names the variable, never its value."""
 
 
 def embedding_request_hash(texts: Sequence[str], dimensions: int) -> str:

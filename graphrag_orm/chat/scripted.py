@@ -5,16 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Mapping
 
 from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest
-from graphrag_orm.errors import GraphRagError
+from graphrag_orm.errors import ScriptMissing
 
 __all__ = ["STREAM_PIECE", "ScriptMissing", "ScriptedChat"]
 
 STREAM_PIECE = 7
 """Characters per streamed delta: small, so code reading streams meets split words and JSON."""
-
-
-class ScriptMissing(GraphRagError):
-    """A scripted chat was asked something its script has no reply for (``no-scripted-reply``)."""
 
 
 class ScriptedChat:

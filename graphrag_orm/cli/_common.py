@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 import typer
 from rich.console import Console
 
-from graphrag_orm.store.connection import connect, disconnect
 from graphrag_orm.errors import GraphRagError
+from graphrag_orm.store import Store
+from graphrag_orm.store.connection import open_store
 
 T = TypeVar("T")
 
@@ -27,13 +28,13 @@ def run(work: Coroutine[Any, Any, T]) -> T:
         raise typer.Exit(1) from None
 
 
-async def with_database(action: Callable[[], Awaitable[T]]) -> T:
-    """Connect from NEO4J_* settings, run ``action``, disconnect."""
-    driver = await connect()
+async def with_database(action: Callable[[Store], Awaitable[T]]) -> T:
+    """Open a store from NEO4J_* settings, run ``action`` with it, close its driver."""
+    store = await open_store()
     try:
-        return await action()
+        return await action(store)
     finally:
-        await disconnect(driver)
+        await store.driver.close()
 
 
 def fail(message: str, code: str) -> None:

@@ -58,7 +58,7 @@ def ask(
         await rag.connect()
         try:
             assert rag.answers is not None
-            return await rag.answers.answer(question, options)
+            return await rag.answers.answer(question, options=options)
         finally:
             await rag.close()
 

@@ -8,17 +8,34 @@ GRAPHRAG_EMBEDDING_DIMENSIONS (neither: the offline set). A refusal, such as
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
 import typer
 from rich.table import Table
 
-from graphrag_orm.cli._common import console, errors, run, with_database
+from graphrag_orm.cli._common import console, errors, run
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.maintenance import HealthReport, MaintenanceService, RemovalReport, ResetScope
 
+__all__ = ["check", "counted", "health_table", "orphans", "removal_summary", "remove", "reset"]
 
-def _service() -> MaintenanceService:
-    return graphrag_from_env()[0].maintenance
+T = TypeVar("T")
+
+
+async def _with_service(action: Callable[[MaintenanceService], Awaitable[T]]) -> T:
+    """Connect the facade from the environment, run ``action`` on its maintenance service, close.
+
+    The vector index is not checked on connecting: ``check`` reports a missing one
+    as a finding, and removal does not need it.
+    """
+    rag = graphrag_from_env()[0]
+    await rag.connect(check_schema=False, neomodel=False)
+    try:
+        return await action(rag.maintenance)
+    finally:
+        await rag.close()
 
 
 def health_table(report: HealthReport) -> Table:
@@ -66,7 +83,7 @@ def _print_removal(report: RemovalReport) -> None:
 
 def check() -> None:
     """Print the health report; exit code 1 when it has findings."""
-    report = run(with_database(lambda: _service().check()))
+    report = run(_with_service(lambda service: service.check()))
     if report.healthy:
         console.print("healthy: no findings")
         return
@@ -76,7 +93,7 @@ def check() -> None:
 
 def remove(document_id: str = typer.Argument(..., help="The document's id (SHA-256 of its source URI).")) -> None:
     """Remove one document with its sections, chunks and links, in one transaction."""
-    report = run(with_database(lambda: _service().remove_source(document_id)))
+    report = run(_with_service(lambda service: service.remove_source(document_id)))
     if report.not_found:
         errors.print(f"document {document_id} not found: nothing is stored under that id")
         raise typer.Exit(1)
@@ -95,9 +112,8 @@ def reset(
         )
     except ConfigurationError as error:
         raise typer.BadParameter(error.message) from None
-    service = _service()
     if not yes:
-        preview = run(with_database(lambda: service.preview(scope)))
+        preview = run(_with_service(lambda service: service.preview(scope)))
         chosen = (
             "every document the toolkit wrote" if scope.is_everything else "the documents of the given runs and ids"
         )
@@ -107,12 +123,12 @@ def reset(
         )
         if not typer.confirm("remove them?"):
             raise typer.Exit(1)
-    _print_removal(run(with_database(lambda: service.reset(scope))))
+    _print_removal(run(_with_service(lambda service: service.reset(scope))))
 
 
 def orphans() -> None:
     """Remove sections and chunks whose document is gone, and expired leases."""
-    report = run(with_database(lambda: _service().remove_orphans()))
+    report = run(_with_service(lambda service: service.remove_orphans()))
     if not (report.sections or report.chunks or report.leases or report.things):
         console.print("no orphans")
         return

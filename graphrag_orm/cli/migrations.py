@@ -117,7 +117,7 @@ def revision(
 def plan(directory: Path | None = DirOption, target: str | None = typer.Option(None, "--target")) -> None:
     """Print the exact Cypher that apply would run; changes nothing."""
     chain = _chain(directory)
-    result = run(with_database(lambda: Migrator(chain).plan(target)))
+    result = run(with_database(lambda store: Migrator(store, chain).plan(target)))
     if not result.revisions:
         console.print("nothing to apply: the database is at the chain's head")
     for item in result.revisions:
@@ -135,7 +135,7 @@ def apply(
     """Apply pending revisions in order and wait until every index is ONLINE."""
     chain = _chain(directory)
     with console.status("applying migrations..."):
-        report = run(with_database(lambda: Migrator(chain, index_timeout_seconds=timeout).apply(target)))
+        report = run(with_database(lambda store: Migrator(store, chain, index_timeout_seconds=timeout).apply(target)))
     if report.applied:
         console.print(
             f"applied {', '.join(report.applied)} ({report.statements} statements, indexes online after {report.waited_seconds:.1f} s)"
@@ -148,7 +148,7 @@ def apply(
 def status(directory: Path | None = DirOption) -> None:
     """Where the database is on the chain (read only)."""
     chain = _chain(directory)
-    result = run(with_database(lambda: Migrator(chain).status()))
+    result = run(with_database(lambda store: Migrator(store, chain).status()))
     table = Table("revision", "state", "applied", "message")
     for item in result.revisions:
         table.add_row(item.revision, item.state.value, item.applied_at or "", item.message)
@@ -160,7 +160,7 @@ def status(directory: Path | None = DirOption) -> None:
 def check(directory: Path | None = DirOption, prefix: str = typer.Option("graphrag", "--prefix")) -> None:
     """Report missing, different and unexpected schema; exit code 1 when any."""
     chain = _chain(directory)
-    result: SchemaCheck = run(with_database(lambda: Migrator(chain).check(prefix=prefix)))
+    result: SchemaCheck = run(with_database(lambda store: Migrator(store, chain).check(prefix=prefix)))
     if result.ok:
         console.print("schema matches the chain's head")
         return
@@ -185,7 +185,7 @@ def downgrade(
 ) -> None:
     """Undo revisions after TARGET, last first."""
     chain = _chain(directory)
-    planned = run(with_database(lambda: Migrator(chain).downgrade_plan(target)))
+    planned = run(with_database(lambda store: Migrator(store, chain).downgrade_plan(target)))
     for item in planned.revisions:
         console.print(f"-- undo {item.revision}")
         for statement in item.cypher:
@@ -195,7 +195,7 @@ def downgrade(
         return
     if not yes and not typer.confirm("run these statements?"):
         raise typer.Exit(1)
-    report = run(with_database(lambda: Migrator(chain).downgrade(target)))
+    report = run(with_database(lambda store: Migrator(store, chain).downgrade(target)))
     console.print(f"undid {', '.join(report.applied)}")
 
 

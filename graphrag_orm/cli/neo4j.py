@@ -8,6 +8,7 @@ import typer
 
 from graphrag_orm import localdb
 from graphrag_orm.cli._common import console, errors
+from graphrag_orm.errors import LocalDbError
 
 app = typer.Typer(help="The local Neo4j server (development and tests).", no_args_is_help=True)
 
@@ -18,7 +19,7 @@ HomeOption = typer.Option("home", "--home", help="Home folder name under tools/n
 def _settings(port: int | None, home: str) -> localdb.LocalDbSettings:
     try:
         return localdb.LocalDbSettings.from_env(home_name=home, port=port)
-    except localdb.LocalDbError as error:
+    except LocalDbError as error:
         errors.print(f"[bold red]error[/] {error.message}")
         raise typer.Exit(1) from None
 
@@ -31,7 +32,7 @@ def start(port: int | None = PortOption, home: str = HomeOption) -> None:
     try:
         with console.status("starting Neo4j (the first start downloads its jars with Maven)..."):
             result = localdb.start(settings)
-    except localdb.LocalDbError as error:
+    except LocalDbError as error:
         errors.print(f"[bold red]error[/] {error.message}")
         raise typer.Exit(1) from None
     console.print(f"neo4j: {result.message} on {result.uri} in {time.monotonic() - began:.1f} s")
@@ -43,7 +44,7 @@ def stop(port: int | None = PortOption, home: str = HomeOption) -> None:
     """Stop the server by its PID file (SIGTERM)."""
     try:
         result = localdb.stop(_settings(port, home))
-    except localdb.LocalDbError as error:
+    except LocalDbError as error:
         errors.print(f"[bold red]error[/] {error.message}")
         raise typer.Exit(1) from None
     console.print(f"neo4j: {result.message}")

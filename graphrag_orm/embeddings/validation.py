@@ -13,22 +13,12 @@ from collections.abc import Sequence
 
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.embeddings.sets import EmbeddingSet
-from graphrag_orm.errors import GraphRagError
+from graphrag_orm.errors import EmbeddingRejected
 
 __all__ = ["FLOAT32_MAX", "EmbeddingRejected", "validate_vectors"]
 
 FLOAT32_MAX = 3.4028234663852886e38
 """The largest finite float32; a coordinate beyond it cannot be stored."""
-
-
-class EmbeddingRejected(GraphRagError):
-    """An embedder's output was refused before the write.
-
-    Codes: ``embedding-count`` (not one vector per text), ``embedding-dimensions``
-    (a vector of the wrong length) and ``invalid-embedding`` (a coordinate that is
-    not a finite number within float32 range, or an all-zero vector). Messages
-    name the vector's position, never the text it came from.
-    """
 
 
 def _reject(code: DocumentErrorCode, message: str) -> EmbeddingRejected:

@@ -32,6 +32,18 @@ from graphrag_orm.extraction.reply import EntityCandidate, QuoteCandidate, RawEx
 from graphrag_orm.extraction.summary import PrunedItem, PruneReason
 from graphrag_orm.ontology import Ontology, entity_id, normalize_name, placeholder_id
 
+__all__ = [
+    "ChunkText",
+    "DocumentKnowledge",
+    "ExtractionCandidate",
+    "FactDraft",
+    "Grounder",
+    "QuoteDraft",
+    "Span",
+    "ThingDraft",
+    "Verifier",
+]
+
 _DETAIL_CHARS = 200
 
 

@@ -6,6 +6,8 @@ from pydantic import Field
 
 from graphrag_orm.values import Options
 
+__all__ = ["ExtractionOptions"]
+
 
 class ExtractionOptions(Options):
     """Bounds of extraction; a value outside them is ``ConfigurationError("invalid-option")``."""

@@ -24,6 +24,8 @@ from graphrag_orm.ontology import EXTRACTOR_VERSION, ModelSchema, Ontology
 from graphrag_orm.retry import RetryPolicy, RetryTally
 from graphrag_orm.tracing import SpanName, span
 
+__all__ = ["SCHEMA_NAME", "Extractor"]
+
 SCHEMA_NAME = "extraction"
 
 

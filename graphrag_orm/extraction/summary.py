@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from graphrag_orm.values import Value
 
+__all__ = ["ExtractionSummary", "PruneReason", "PrunedItem", "QuarantinedReply"]
+
 
 class PruneReason(StrEnum):
     """Why a candidate did not reach the graph."""

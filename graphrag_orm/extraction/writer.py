@@ -1,10 +1,11 @@
 """Knowledge writes inside the document's single transaction, with lock-then-read.
 
-Before the document's previous chunks are deleted (:meth:`KnowledgeWriter.retract`): its
+Before the document's previous chunks are deleted (:func:`retract_knowledge`): its
 mentions and quotes go first, then the document leaves each fact that listed it, and a
 fact left with no document is deleted. After its new chunks exist
 (:meth:`KnowledgeWriter.write`): things are upserted by id, facts merged between them, and
-mentions and quotes created by key.
+mentions and quotes created by key. Both run every statement in the transaction they
+are given (``tx``) and never open one of their own.
 
 Concurrent runs never lose each other's document ids or aliases: each statement that
 adds to a shared list first writes a no-op (``SET n += {}``), which takes the node's
@@ -18,9 +19,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from neomodel import adb
-
 from graphrag_orm.extraction.grounding import DocumentKnowledge
+from graphrag_orm.extraction.statements import KnowledgeStatements, retract_statements
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import (
     EXTRACTOR_VERSION,
@@ -32,57 +32,43 @@ from graphrag_orm.ontology import (
     quote_model,
     split_aliases,
 )
-from graphrag_orm.ontology.entities import Entity, Mention
+from graphrag_orm.ontology.entities import Mention
 from graphrag_orm.ontology.facts import take_documents_off_facts
 from graphrag_orm.ontology.ontology import QUOTE_TYPES
-from graphrag_orm.store.batches import NodeWrites
+from graphrag_orm.store import NodeWrites, Queries, StoredNames
 
-
-def _stored(cls: type[Any]) -> dict[str, tuple[str, Any]]:
-    return {
-        attribute: (prop.get_db_property_name(attribute), prop)
-        for attribute, prop in cls.defined_properties(aliases=False, rels=False).items()
-    }
+__all__ = ["KnowledgeWriter", "retract_knowledge"]
 
 
 def _row(cls: type[Any], values: dict[str, Any]) -> dict[str, Any]:
     """Stored names and deflated values of a relationship model's declared properties."""
     out: dict[str, Any] = {}
-    for attribute, (db_name, prop) in _stored(cls).items():
+    for attribute, prop in cls.defined_properties(aliases=False, rels=False).items():
         value = values.get(attribute)
-        out[db_name] = None if value is None else prop.deflate(value)
+        out[prop.get_db_property_name(attribute)] = None if value is None else prop.deflate(value)
     return out
 
 
-async def retract_knowledge(chunk_label: str, chunk_document: str, document_id: str) -> dict[str, int]:
-    """Take one document out of the knowledge graph, whatever ontology wrote it.
+async def retract_knowledge(tx: Queries, names: StoredNames, document_id: str) -> dict[str, int]:
+    """Take one document out of the knowledge graph, whatever ontology wrote it, in ``tx``.
 
     The toolkit's mentions and quotes are the incoming relationships of the document's
     chunks that carry a ``key`` and a ``runId``; the things they come from are the ends
     of every fact that can list the document. Each such fact (any relationship carrying
     ``documentIds``) has both ends locked, then its list read and rewritten without the
     document; a fact left with no document is deleted. Then the mentions and quotes go.
+    Returns counts of ``mentions``, ``quotes``, ``facts_updated`` and ``facts_deleted``.
     """
-    counts = {"mentions": 0, "quotes": 0, "facts_updated": 0, "facts_deleted": 0}
-    chunk = f"(c:{chunk_label} {{{chunk_document}: $document}})"
-    rows, _ = await adb.cypher_query(
-        f"MATCH {chunk}<-[m]-(t) WHERE m.key IS NOT NULL AND m.runId IS NOT NULL WITH DISTINCT t "
-        "MATCH (t)-[f]-() WHERE f.documentIds IS NOT NULL AND $document IN f.documentIds "
-        "RETURN DISTINCT elementId(f)",
-        {"document": document_id},
-    )
-    updated, deleted = await take_documents_off_facts([row[0] for row in rows], [document_id])
-    counts["facts_updated"], counts["facts_deleted"] = updated, deleted
-    rows, _ = await adb.cypher_query(
-        f"MATCH {chunk}<-[r]-() WHERE r.key IS NOT NULL AND r.runId IS NOT NULL "
-        "WITH r, NOT type(r) IN $quoteTypes AS isMention "
-        "DELETE r RETURN sum(CASE WHEN isMention THEN 1 ELSE 0 END), count(*)",
+    statements = retract_statements(names.chunk.label, names.chunk.stored("document_id"))
+    found = await tx.run(statements.fact_ids, {"document": document_id}, name="extraction.retract.facts")
+    updated, deleted = await take_documents_off_facts(tx, found.column("fact"), [document_id])
+    removed = await tx.run(
+        statements.links,
         {"document": document_id, "quoteTypes": list(QUOTE_TYPES)},
+        name="extraction.retract.links",
     )
-    mentions, total = int(rows[0][0] or 0), int(rows[0][1] or 0)
-    counts["mentions"] = mentions
-    counts["quotes"] = total - mentions
-    return counts
+    mentions, links = int(removed.value("mentions", 0)), int(removed.value("links", 0))
+    return {"mentions": mentions, "quotes": links - mentions, "facts_updated": updated, "facts_deleted": deleted}
 
 
 class KnowledgeWriter:
@@ -91,38 +77,28 @@ class KnowledgeWriter:
     def __init__(self, model: LexicalModel, ontology: Ontology) -> None:
         self.model = model
         self.ontology = ontology
-        chunks = NodeWrites(model.chunk)
-        self.chunk_label, self.chunk_key, self.chunk_document = chunks.label, chunks.key, chunks.stored("document_id")
-        self.mention_type = ontology.mention_type
-        self.quote_types = ontology.quote_types
-        self.fact_types = ontology.fact_types
-        entity_props = _stored(Entity)
-        self.thing_key = entity_props["uid"][0]
-        self.aliases_property = entity_props["aliases"][0]
+        self.names = model.names
+        self.statements = KnowledgeStatements.render(self.names, ontology)
 
-    # ------------------------------------------------------------ retract
-
-    async def retract(self, document_id: str) -> dict[str, int]:
-        """Remove the document's mentions and quotes and take it off its facts (in the open transaction).
+    async def retract(self, tx: Queries, document_id: str) -> dict[str, int]:
+        """Remove the document's mentions and quotes and take it off its facts, in ``tx``.
 
         Type-agnostic on purpose: a document extracted under another ontology, another
         storage shape, or before extraction was turned off, is retracted all the same, so
         a changed ontology never strands a document. See :func:`retract_knowledge`.
         """
-        return await retract_knowledge(self.chunk_label, self.chunk_document, document_id)
+        return await retract_knowledge(tx, self.names, document_id)
 
-    # -------------------------------------------------------------- write
-
-    async def write(self, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
-        """Upsert things, merge facts, create mentions and quotes (in the open transaction)."""
+    async def write(self, tx: Queries, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
+        """Upsert things, merge facts, create mentions and quotes, in ``tx``."""
         if not knowledge.things:
             return
-        await self._things(knowledge, run_id)
-        await self._facts(document_id, knowledge, run_id)
-        await self._mentions(document_id, knowledge, run_id)
-        await self._quotes(document_id, knowledge, run_id)
+        await self._things(tx, knowledge, run_id)
+        await self._facts(tx, document_id, knowledge, run_id)
+        await self._mentions(tx, document_id, knowledge, run_id)
+        await self._quotes(tx, document_id, knowledge, run_id)
 
-    async def _things(self, knowledge: DocumentKnowledge, run_id: str) -> None:
+    async def _things(self, tx: Queries, knowledge: DocumentKnowledge, run_id: str) -> None:
         by_kind: dict[str, list[Any]] = defaultdict(list)
         for thing in sorted(knowledge.things.values(), key=lambda t: t.id):
             by_kind[thing.kind].append(thing)
@@ -135,7 +111,6 @@ class KnowledgeWriter:
             cls = self.ontology.class_of(kind)
             assert cls is not None
             writes = NodeWrites(cls)
-            labels = ":".join(self.ontology.labels_of(kind))
             rows = [
                 {
                     "id": thing.id,
@@ -154,33 +129,23 @@ class KnowledgeWriter:
                 }
                 for thing in things
             ]
-            own = self.ontology.label_of(kind)
             # Upsert and lock in one statement; the stored aliases are read after the lock.
-            stored, _ = await adb.cypher_query(
-                f"UNWIND $rows AS row MERGE (e:{own} {{{self.thing_key}: row.id}}) "
-                f"ON CREATE SET e += row.props SET e:{labels}, e += {{}} "
-                f"RETURN e.{self.thing_key}, e.{self.aliases_property}",
-                {"rows": rows},
-            )
-            current = {row[0]: row[1] for row in stored}
+            stored = await tx.run(self.statements.things[kind], {"rows": rows}, name="extraction.things.upsert")
+            current = {row["id"]: row["aliases"] for row in stored}
             updates = []
             for row in rows:
                 merged = join_aliases(set(split_aliases(current.get(row["id"]))) | set(row["aliases"]))
                 if merged != current.get(row["id"]):
                     updates.append({"id": row["id"], "aliases": merged})
             if updates:
-                await adb.cypher_query(
-                    f"UNWIND $rows AS row MATCH (e:{own} {{{self.thing_key}: row.id}}) "
-                    f"SET e.{self.aliases_property} = row.aliases",
-                    {"rows": updates},
-                )
+                await tx.run(self.statements.aliases[kind], {"rows": updates}, name="extraction.things.aliases")
 
-    async def _facts(self, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
+    async def _facts(self, tx: Queries, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
         groups: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
         for fact in sorted(knowledge.facts.values(), key=lambda f: (f.type, f.source, f.target)):
             groups[(fact.source_kind, fact.type, fact.target_kind)].append(fact)
-        for (source_kind, fact_type, target_kind), facts in sorted(groups.items()):
-            model = fact_model(fact_type)
+        for triple, facts in sorted(groups.items()):
+            model = fact_model(triple[1])
             rows = [
                 {
                     "source": fact.source,
@@ -197,21 +162,11 @@ class KnowledgeWriter:
                 }
                 for fact in facts
             ]
-            source_label = self.ontology.label_of(source_kind)
-            target_label = self.ontology.label_of(target_kind)
-            # ON MATCH SET takes the fact's write lock before it reads documentIds, so
-            # concurrent runs adding one fact from different documents keep both ids.
-            # The first writer's payload stays.
-            await adb.cypher_query(
-                f"UNWIND $rows AS row MATCH (a:{source_label} {{{self.thing_key}: row.source}}) "
-                f"MATCH (b:{target_label} {{{self.thing_key}: row.target}}) "
-                f"MERGE (a)-[f:{fact_type}]->(b) ON CREATE SET f += row.props "
-                "ON MATCH SET f.documentIds = CASE WHEN $document IN f.documentIds THEN f.documentIds "
-                "ELSE coll.sort(f.documentIds + $document) END",
-                {"rows": rows, "document": document_id},
+            await tx.run(
+                self.statements.facts[triple], {"rows": rows, "document": document_id}, name="extraction.facts.merge"
             )
 
-    async def _mentions(self, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
+    async def _mentions(self, tx: Queries, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
         by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
         keys: set[str] = set()
         for thing in knowledge.things.values():
@@ -220,33 +175,20 @@ class KnowledgeWriter:
                 if key in keys:
                     continue
                 keys.add(key)
-                by_kind[thing.kind].append(
-                    {
-                        "thing": thing.id,
-                        "chunk": span.chunk_id,
-                        "props": _row(
-                            Mention,
-                            {
-                                "key": key,
-                                "document_id": document_id,
-                                "start_byte": span.start_byte,
-                                "end_byte": span.end_byte,
-                                "quote": span.quote,
-                                "run_id": run_id,
-                                "extractor_version": EXTRACTOR_VERSION,
-                            },
-                        ),
-                    }
-                )
+                props = {
+                    "key": key,
+                    "document_id": document_id,
+                    "start_byte": span.start_byte,
+                    "end_byte": span.end_byte,
+                    "quote": span.quote,
+                    "run_id": run_id,
+                    "extractor_version": EXTRACTOR_VERSION,
+                }
+                by_kind[thing.kind].append({"thing": thing.id, "chunk": span.chunk_id, "props": _row(Mention, props)})
         for kind, rows in by_kind.items():
-            await adb.cypher_query(
-                f"UNWIND $rows AS row MATCH (t:{self.ontology.label_of(kind)} {{{self.thing_key}: row.thing}}) "
-                f"MATCH (c:{self.chunk_label} {{{self.chunk_key}: row.chunk}}) "
-                f"CREATE (t)-[m:{self.mention_type}]->(c) SET m = row.props",
-                {"rows": rows},
-            )
+            await tx.run(self.statements.mentions[kind], {"rows": rows}, name="extraction.mentions.create")
 
-    async def _quotes(self, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
+    async def _quotes(self, tx: Queries, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
         groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         keys: set[str] = set()
         for quote in knowledge.quotes:
@@ -254,30 +196,18 @@ class KnowledgeWriter:
             if key in keys:
                 continue
             keys.add(key)
-            model = quote_model(quote.type)
+            props = {
+                "key": key,
+                "document_id": document_id,
+                "start_byte": quote.span.start_byte,
+                "end_byte": quote.span.end_byte,
+                "quote": quote.span.quote,
+                "addressee": quote.addressee,
+                "run_id": run_id,
+                "extractor_version": EXTRACTOR_VERSION,
+            }
             groups[(quote.type, quote.speaker_kind)].append(
-                {
-                    "speaker": quote.speaker,
-                    "chunk": quote.span.chunk_id,
-                    "props": _row(
-                        model,
-                        {
-                            "key": key,
-                            "document_id": document_id,
-                            "start_byte": quote.span.start_byte,
-                            "end_byte": quote.span.end_byte,
-                            "quote": quote.span.quote,
-                            "addressee": quote.addressee,
-                            "run_id": run_id,
-                            "extractor_version": EXTRACTOR_VERSION,
-                        },
-                    ),
-                }
+                {"speaker": quote.speaker, "chunk": quote.span.chunk_id, "props": _row(quote_model(quote.type), props)}
             )
-        for (quote_type, kind), rows in groups.items():
-            await adb.cypher_query(
-                f"UNWIND $rows AS row MATCH (t:{self.ontology.label_of(kind)} {{{self.thing_key}: row.speaker}}) "
-                f"MATCH (c:{self.chunk_label} {{{self.chunk_key}: row.chunk}}) "
-                f"CREATE (t)-[q:{quote_type}]->(c) SET q = row.props",
-                {"rows": rows},
-            )
+        for pair, rows in groups.items():
+            await tx.run(self.statements.quotes[pair], {"rows": rows}, name="extraction.quotes.create")

@@ -8,6 +8,10 @@ transaction) is a conditional update on key, run id and an unexpired time that m
 change exactly one row, else the document fails with ``lease-lost``. Both updates
 write the lease before reading it, so they hold its write lock: a takeover and the
 document's commit can never both succeed. Leases are never upserted.
+
+Taking, renewing, releasing and sweeping are statements of their own
+(:meth:`Store.execute <graphrag_orm.store.Store.execute>`), never part of another
+transaction; the renewal inside the document's write is the writer's.
 """
 
 from __future__ import annotations
@@ -15,101 +19,89 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import Any, TypeVar
 
-from neo4j.exceptions import DriverError, Neo4jError
-from neomodel import adb
-from neomodel.exceptions import ConstraintValidationFailed, UniqueProperty
+from neo4j.exceptions import ConstraintError, DriverError, Neo4jError
 
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.errors import DocumentFailure
-from graphrag_orm.models import LeaseNode
-from graphrag_orm.store.batches import NodeWrites
+from graphrag_orm.ingestion.statements import LeaseStatements
+from graphrag_orm.models import LexicalModel
+from graphrag_orm.store import Store
+
+__all__ = ["LeaseKeeper", "Leases"]
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
 
 
 class Leases:
-    """Take, renew and release document leases of one lease class (the layout's label)."""
+    """Take, renew and release document leases of one model's lease class (the layout's label).
 
-    def __init__(self, lease_class: type[LeaseNode], duration_seconds: float) -> None:
-        writes = NodeWrites(lease_class)
-        label, key = writes.label, writes.key
-        run, expires, claims = writes.stored("run_id"), writes.stored("expires_at"), writes.stored("claims")
+    ``then`` is a read that continues the acquiring statement once the lease is held
+    (``$key`` is in scope), so what it reads was read under the lease, in the same
+    round trip; its first row is what :meth:`acquire` returns.
+    """
+
+    def __init__(
+        self, store: Store, model: LexicalModel, duration_seconds: float, *, then: str = "RETURN 1 AS held"
+    ) -> None:
+        self.store = store
         self.duration_seconds = duration_seconds
-        self._insert = (
-            f"CREATE (l:{label}) SET l.{key} = $key, l.{run} = $run, l.{claims} = 0, "
-            f"l.{expires} = datetime() + duration({{milliseconds: $ms}})"
-        )
-        self._takeover = (
-            f"MATCH (l:{label} {{{key}: $key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "
-            f"WITH l WHERE l.{expires} <= datetime() "
-            f"SET l.{run} = $run, l.{expires} = datetime() + duration({{milliseconds: $ms}})"
-        )
-        #: Also run first inside each document's write transaction.
-        self.renew_statement = (
-            f"MATCH (l:{label} {{{key}: $key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "
-            f"WITH l WHERE l.{run} = $run AND l.{expires} > datetime() "
-            f"SET l.{expires} = datetime() + duration({{milliseconds: $ms}}) RETURN count(l)"
-        )
-        # Released after the document's commit, never inside it: deleting a lease node in
-        # the write transaction deadlocked with other workers inserting leases (measured:
-        # dozens of DeadlockDetected per 200 documents with two workers).
-        self.release_statement = f"MATCH (l:{label} {{{key}: $key, {run}: $run}}) DELETE l"
-        # Lock, then read: a lease taken over meanwhile is no longer expired and stays.
-        self._sweep = (
-            f"UNWIND $keys AS key MATCH (l:{label} {{{key}: key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "
-            f"WITH l WHERE l.{expires} <= datetime() DELETE l RETURN count(l)"
-        )
+        self.statements = LeaseStatements.render(model.names, then)
 
     @property
     def _ms(self) -> int:
         return int(self.duration_seconds * 1000)
 
-    async def acquire(self, key: str, run_id: str, *, then: str = "RETURN 1") -> list[Any]:
+    async def acquire(self, key: str, run_id: str) -> dict[str, Any]:
         """Insert the lease, or take over an expired one; else ``DocumentFailure("lease-held")``.
 
-        ``then`` is a read that continues the same statement once the lease is held
-        (``$key`` is in scope), so what it reads was read under the lease, in the same
-        round trip; its first row is returned.
+        Returns the first row of the ``then`` read (by its aliases).
         """
-        params = {"key": key, "run": run_id, "ms": self._ms}
+        params = self.parameters(key, run_id)
+        insert, takeover = self.statements.insert, self.statements.takeover
         try:
-            rows, _ = await adb.cypher_query(f"{self._insert} WITH l {then}", params)
-            return list(rows[0]) if rows else []
-        except (UniqueProperty, ConstraintValidationFailed):
+            return (await self.store.execute(insert.cypher, params, name=insert.name)).single() or {}
+        except ConstraintError:
             pass
-        rows, _ = await adb.cypher_query(f"{self._takeover} WITH l {then}", params)
-        if not rows:
+        row = (await self.store.execute(takeover.cypher, params, name=takeover.name)).single()
+        if row is None:
             raise DocumentFailure(DocumentErrorCode.LEASE_HELD, "another run holds this document's lease")
-        return list(rows[0])
+        return row
 
-    def renew_parameters(self, key: str, run_id: str) -> dict[str, object]:
+    def parameters(self, key: str, run_id: str) -> Mapping[str, object]:
+        """The parameters of taking or renewing ``key`` for ``run_id`` (also used inside the write)."""
         return {"key": key, "run": run_id, "ms": self._ms}
 
     async def renew(self, key: str, run_id: str) -> bool:
         """Extend the lease if this run still holds it unexpired; False when it is gone."""
-        rows, _ = await adb.cypher_query(self.renew_statement, self.renew_parameters(key, run_id))
-        return bool(rows[0][0] == 1)
+        renew = self.statements.renew
+        result = await self.store.execute(renew.cypher, self.parameters(key, run_id), name=renew.name)
+        return bool(result.value("renewed", 0) == 1)
 
     async def release(self, key: str, run_id: str) -> None:
         """Delete the lease by key and run id (another run's lease is never touched)."""
-        await adb.cypher_query(self.release_statement, {"key": key, "run": run_id})
+        # Released after the document's commit, never inside it: deleting a lease node in
+        # the write transaction deadlocked with other workers inserting leases (measured:
+        # dozens of DeadlockDetected per 200 documents with two workers).
+        release = self.statements.release
+        await self.store.execute(release.cypher, {"key": key, "run": run_id}, name=release.name)
 
     async def sweep_expired(self, keys: list[str]) -> int:
         """Delete the expired leases of ``keys`` (left by a run that was killed); returns how many."""
         if not keys:
             return 0
-        rows, _ = await adb.cypher_query(self._sweep, {"keys": keys})
-        return int(rows[0][0]) if rows else 0
+        # Lock, then read: a lease taken over meanwhile is no longer expired and stays.
+        sweep = self.statements.sweep
+        return int((await self.store.execute(sweep.cypher, {"keys": keys}, name=sweep.name)).value("swept", 0))
 
     @contextlib.asynccontextmanager
-    async def held(self, key: str, run_id: str, *, then: str = "RETURN 1") -> AsyncIterator[LeaseKeeper]:
+    async def held(self, key: str, run_id: str) -> AsyncIterator[LeaseKeeper]:
         """Acquire (reading ``then`` under the lease), keep renewed every third of the duration,
         and release (also on failure). What ``then`` read is ``keeper.read``."""
-        read = await self.acquire(key, run_id, then=then)
+        read = await self.acquire(key, run_id)
         keeper = LeaseKeeper(self, key, run_id)
         keeper.read = read
         keeper.start()
@@ -132,8 +124,8 @@ class LeaseKeeper:
         self._run_id = run_id
         self._lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        #: The first row of the read made under the lease when it was taken.
-        self.read: list[Any] = []
+        #: The first row of the read made under the lease when it was taken (by alias).
+        self.read: dict[str, Any] = {}
 
     @property
     def lost(self) -> bool:

@@ -6,6 +6,8 @@ from pydantic import Field
 
 from graphrag_orm.values import Options
 
+__all__ = ["IngestionOptions"]
+
 
 class IngestionOptions(Options):
     """Bounds of one ``ingest`` call; a value outside them is ``ConfigurationError("invalid-option")``."""

@@ -8,6 +8,16 @@ from graphrag_orm.extraction.summary import ExtractionSummary
 from graphrag_orm.retry import RetrySummary
 from graphrag_orm.values import Limit, Value
 
+__all__ = [
+    "DocumentOutcome",
+    "DocumentPreview",
+    "DocumentStatus",
+    "IngestionPreview",
+    "IngestionReceipt",
+    "PreviewStatus",
+    "RunStatus",
+]
+
 
 class DocumentStatus(StrEnum):
     INGESTED = "Ingested"

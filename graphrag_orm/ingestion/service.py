@@ -19,12 +19,11 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from neo4j.exceptions import DriverError, Neo4jError, TransientError
-from neomodel import adb
+from neo4j.exceptions import DriverError, Neo4jError
 
 from graphrag_orm.chunking import Chunker, ChunkPlan, chunk_id
 from graphrag_orm.codes import DocumentErrorCode, LimitName
@@ -45,15 +44,18 @@ from graphrag_orm.ingestion.receipts import (
     PreviewStatus,
     RunStatus,
 )
+from graphrag_orm.ingestion.statements import STATE_FIELDS, DocumentStatements, RunStatements
 from graphrag_orm.ingestion.writer import DocumentWriter, PreparedDocument
 from graphrag_orm.loaders import LoadedDocument, LoaderRegistry
 from graphrag_orm.models import LexicalModel
-from graphrag_orm.retry import RetryOptions, RetryPolicy, RetryTally
+from graphrag_orm.retry import RetryPolicy, RetryTally
 from graphrag_orm.sources import Source
+from graphrag_orm.store import Store
 from graphrag_orm.tokens import ByteEstimateCounter, TokenCounter
 from graphrag_orm.tracing import SpanName, span
-from graphrag_orm.store.batches import NodeWrites
 from graphrag_orm.values import Limit
+
+__all__ = ["IngestionService", "describe", "settings_fingerprint"]
 
 _KNOWN_CODES = frozenset(code.value for code in DocumentErrorCode)
 _log = logging.getLogger(__name__)
@@ -79,12 +81,17 @@ def settings_fingerprint(chunker: Chunker, embedding_set: EmbeddingSet, *extra: 
 class IngestionService:
     """Ingests sources into the graph of one layout and embedding set.
 
-    Everything it needs is passed in; the facade wires it. It never creates schema:
-    the constraints and indexes come from reviewed migrations.
+    Everything it needs is passed in; the facade wires it (one ``retry`` policy shared
+    with the extractor, the ``knowledge`` writer of the extractor's ontology). Built
+    alone, it retries model calls with ``RetryPolicy()`` and, given an ``extractor``
+    but no ``knowledge`` writer, writes the knowledge of the extractor's ontology. It
+    never creates schema: the constraints and indexes come from reviewed migrations.
+    Every statement goes through ``store``.
     """
 
     def __init__(
         self,
+        store: Store,
         model: LexicalModel,
         embedding_set: EmbeddingSet,
         embedder: Embedder,
@@ -92,26 +99,27 @@ class IngestionService:
         chunker: Chunker | None = None,
         loaders: LoaderRegistry | None = None,
         options: IngestionOptions | None = None,
-        retry: RetryOptions | None = None,
+        retry: RetryPolicy | None = None,
         token_counter: TokenCounter | None = None,
         extractor: Extractor | None = None,
+        knowledge: KnowledgeWriter | None = None,
     ) -> None:
+        self.store = store
         self.model = model
         self.embedding_set = embedding_set
         self.embedder = embedder
         self.options = options or IngestionOptions()
         self.chunker = chunker or Chunker()
         self.loaders = loaders or LoaderRegistry.default(max_document_bytes=self.options.max_document_bytes)
-        self.retry = RetryPolicy(retry)
+        self.retry = retry or RetryPolicy()
         self.token_counter = token_counter
         self.extractor = extractor
-        if extractor is not None:
-            extractor.retry = self.retry
-        self.leases = Leases(model.lease, self.options.lease_duration_seconds)
-        knowledge = KnowledgeWriter(model, extractor.ontology) if extractor is not None else None
-        self.writer = DocumentWriter(model, self.leases, knowledge)
-        self._runs = NodeWrites(model.run)
-        self._documents = NodeWrites(model.document)
+        if knowledge is None and extractor is not None:
+            knowledge = KnowledgeWriter(model, extractor.ontology)
+        self._documents = DocumentStatements.render(model.names)
+        self._runs = RunStatements.render(model.names)
+        self.leases = Leases(store, model, self.options.lease_duration_seconds, then=self._documents.state_under_lease)
+        self.writer = DocumentWriter(store, model, self.leases, knowledge, attempts=self.options.write_attempts)
         extra = (extractor.fingerprint,) if extractor is not None else ()
         self.fingerprint = settings_fingerprint(self.chunker, embedding_set, *extra)
 
@@ -202,7 +210,7 @@ class IngestionService:
         run_id: str,
         lanes: asyncio.Semaphore,
         counters: _RunCounters,
-        stored: list[Any] | None = None,
+        stored: Mapping[str, Any] | None = None,
     ) -> DocumentOutcome:
         document_id = source.document_id
         with span(SpanName.DOCUMENT, run_id=run_id, document_id=document_id) as traced:
@@ -214,7 +222,7 @@ class IngestionService:
                     return DocumentOutcome(
                         document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
                     )
-                async with self.leases.held(document_id, run_id, then=self._under_lease_read()) as keeper:
+                async with self.leases.held(document_id, run_id) as keeper:
                     outcome = await keeper.guard(self._work(source, loaded, run_id, lanes, counters, keeper))
                 traced.set("status", outcome.status.value)
                 traced.set("chunks", outcome.chunks)
@@ -286,7 +294,7 @@ class IngestionService:
             existed=state != "absent",
         )
         with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
-            chunks = await self._write(prepared, run_id)
+            chunks = await self.writer.write(prepared, run_id)
         if summary is not None:
             # Counted once written, so a failed write and its rerun are not counted twice.
             counters.extraction = counters.extraction + summary
@@ -297,17 +305,6 @@ class IngestionService:
             chunks=chunks,
             embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
         )
-
-    async def _write(self, prepared: PreparedDocument, run_id: str) -> int:
-        for attempt in range(self.options.write_attempts):
-            try:
-                return await self.writer.write(prepared, run_id)
-            except TransientError:
-                # Deadlocks and similar are safe to retry: the transaction rolled back whole.
-                if attempt + 1 == self.options.write_attempts:
-                    raise
-                await asyncio.sleep(0.05 * 2**attempt)
-        raise AssertionError("unreachable")
 
     async def _embed(
         self, texts: Sequence[str], lanes: asyncio.Semaphore, counters: _RunCounters, run_id: str, document_id: str
@@ -335,56 +332,39 @@ class IngestionService:
         results = await asyncio.gather(*(one(batch) for batch in batches))
         return [vector for batch in results for vector in batch]
 
-    _STATE_FIELDS = ("content_hash", "settings_fingerprint", "title", "published", "publisher", "url", "text_origin")
-
-    def _state_projection(self, variable: str) -> str:
-        writes = self._documents
-        return ", ".join(f"{variable}.{writes.stored(field)}" for field in self._STATE_FIELDS)
-
-    def _compare(self, stored: list[Any] | None, source: Source, loaded: LoadedDocument) -> str:
+    def _compare(self, stored: Mapping[str, Any] | None, source: Source, loaded: LoadedDocument) -> str:
         """``absent``, ``changed`` or ``unchanged``: same bytes, same settings and same metadata."""
-        if not stored or stored[0] is None:
+        if not stored or stored.get("content_hash") is None:
             return "absent"
         metadata = source.metadata
-        wanted = [
-            loaded.content_hash,
-            self.fingerprint,
-            metadata.title or loaded.title,
-            metadata.published,
-            metadata.publisher,
-            metadata.url,
-            metadata.text_origin,
-        ]
-        return "unchanged" if list(stored) == wanted else "changed"
+        wanted = {
+            "content_hash": loaded.content_hash,
+            "settings_fingerprint": self.fingerprint,
+            "title": metadata.title or loaded.title,
+            "published": metadata.published,
+            "publisher": metadata.publisher,
+            "url": metadata.url,
+            "text_origin": metadata.text_origin,
+        }
+        return "unchanged" if all(stored.get(field) == wanted[field] for field in STATE_FIELDS) else "changed"
 
-    async def _prefetch_states(self, sources: Sequence[Source]) -> dict[str, list[Any]]:
+    async def _prefetch_states(self, sources: Sequence[Source]) -> dict[str, dict[str, Any]]:
         """What is stored for every source's document, in one read per thousand documents."""
-        writes = self._documents
-        found: dict[str, list[Any]] = {}
+        statement = self._documents.prefetch_states
+        found: dict[str, dict[str, Any]] = {}
         ids = [source.document_id for source in sources]
         for start in range(0, len(ids), 1000):
-            rows, _ = await adb.cypher_query(
-                f"UNWIND $ids AS id MATCH (d:{writes.label} {{{writes.key}: id}}) "
-                f"RETURN id, {self._state_projection('d')}",
-                {"ids": ids[start : start + 1000]},
-            )
-            found.update({row[0]: list(row[1:]) for row in rows})
+            result = await self.store.read(statement.cypher, {"ids": ids[start : start + 1000]}, name=statement.name)
+            found.update({row["document"]: row for row in result})
         return found
 
-    def _under_lease_read(self) -> str:
-        writes = self._documents
-        return f"OPTIONAL MATCH (d:{writes.label} {{{writes.key}: $key}}) RETURN {self._state_projection('d')}"
-
     async def _stored_state(self, source: Source, loaded: LoadedDocument) -> str:
-        writes = self._documents
-        rows, _ = await adb.cypher_query(
-            f"MATCH (d:{writes.label} {{{writes.key}: $id}}) RETURN {self._state_projection('d')}",
-            {"id": source.document_id},
-        )
-        return self._compare(rows[0] if rows else None, source, loaded)
+        statement = self._documents.state
+        result = await self.store.read(statement.cypher, {"id": source.document_id}, name=statement.name)
+        return self._compare(result.single(), source, loaded)
 
     async def _start_run(self, run_id: str) -> None:
-        row = self._runs.row(
+        row = self.model.names.run.row(
             {
                 "uid": run_id,
                 "started_at": datetime.now(UTC),
@@ -396,10 +376,11 @@ class IngestionService:
                 "chunks_written": 0,
             }
         )
-        await adb.cypher_query(self._runs.create_statement(), {"rows": [row]})
+        start = self._runs.start
+        await self.store.execute(start.cypher, {"rows": [row]}, name=start.name)
 
     async def _finish_run(self, run_id: str, status: RunStatus, outcomes: list[DocumentOutcome]) -> None:
-        runs = self._runs
+        runs = self.model.names.run
         counts = {
             runs.stored("documents_ingested"): sum(1 for o in outcomes if o.status == DocumentStatus.INGESTED),
             runs.stored("documents_unchanged"): sum(1 for o in outcomes if o.status == DocumentStatus.UNCHANGED),
@@ -407,13 +388,11 @@ class IngestionService:
             runs.stored("chunks_written"): sum(o.chunks for o in outcomes if o.status == DocumentStatus.INGESTED),
             runs.stored("status"): status.value,
         }
-        statement = (
-            f"MATCH (r:{runs.label} {{{runs.key}: $id}}) SET r += $counts, r.{runs.stored('completed_at')} = datetime()"
-        )
+        finish = self._runs.finish
         # If the database is gone the receipt still reports every outcome; the run node
         # stays Running, which the health report and the next run can see.
         with contextlib.suppress(Neo4jError, DriverError, OSError, RuntimeError):
-            await asyncio.shield(adb.cypher_query(statement, {"id": run_id, "counts": counts}))
+            await asyncio.shield(self.store.execute(finish.cypher, {"id": run_id, "counts": counts}, name=finish.name))
 
     # ---------------------------------------------------------------- preview
 

@@ -2,22 +2,23 @@
 
 Inside the transaction, in order: the lease is renewed by a conditional update that
 must change exactly one row (else ``lease-lost`` and nothing is written); the
-previous version's structural edges, then chunks and sections, are deleted by the
-document's key (never ``DETACH DELETE``: an edge the toolkit does not own makes the
-delete fail, and the document with it, rather than vanish silently); then the
-document, its sections, its chunks with their vectors, and their edges are written
-with a few batched UNWIND statements rendered from the model classes. A process
-killed at any point leaves the document as it was before, or complete.
+previous version's knowledge is retracted and its structural edges, then chunks and
+sections, are deleted by the document's key (never ``DETACH DELETE``: an edge the
+toolkit does not own makes the delete fail, and the document with it, rather than
+vanish silently); then the document, its sections, its chunks with their vectors,
+and their edges are written with a few batched UNWIND statements
+(:class:`~graphrag_orm.ingestion.statements.DocumentStatements`). A process killed
+at any point leaves the document as it was before, or complete. A transient error
+(a deadlock with another worker) runs the whole transaction again, at most
+``attempts`` times (:meth:`Store.write <graphrag_orm.store.Store.write>`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-
-from neomodel import adb
 
 from graphrag_orm.chunking import ChunkPlan, chunk_id, section_id
 from graphrag_orm.codes import DocumentErrorCode
@@ -25,10 +26,13 @@ from graphrag_orm.errors import DocumentFailure
 from graphrag_orm.extraction.grounding import DocumentKnowledge
 from graphrag_orm.extraction.writer import KnowledgeWriter, retract_knowledge
 from graphrag_orm.ingestion.leases import Leases
+from graphrag_orm.ingestion.statements import DocumentStatements, Statement
 from graphrag_orm.loaders import LoadedDocument
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.sources import Source
-from graphrag_orm.store.batches import EdgeWrites, NodeWrites
+from graphrag_orm.store import DEFAULT_WRITE_ATTEMPTS, Store, StoreTransaction
+
+__all__ = ["DocumentWriter", "PreparedDocument"]
 
 
 @dataclass(frozen=True)
@@ -53,45 +57,65 @@ class PreparedDocument:
 class DocumentWriter:
     """Writes prepared documents of one layout, one transaction each."""
 
-    def __init__(self, model: LexicalModel, leases: Leases, knowledge: KnowledgeWriter | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        model: LexicalModel,
+        leases: Leases,
+        knowledge: KnowledgeWriter | None = None,
+        *,
+        attempts: int = DEFAULT_WRITE_ATTEMPTS,
+    ) -> None:
+        self.store = store
         self.model = model
+        self.names = model.names
         self.leases = leases
         self.knowledge = knowledge
-        self.documents = NodeWrites(model.document)
-        self.sections = NodeWrites(model.section)
-        self.chunks = NodeWrites(model.chunk)
-        self.chunk_document = EdgeWrites(model.chunk, "document")
-        self.chunk_section = EdgeWrites(model.chunk, "section")
-        self.next_chunk = EdgeWrites(model.chunk, "next")
-        self.section_document = EdgeWrites(model.section, "document")
-        self.subsection = EdgeWrites(model.section, "parent")
-        # Rendered once: statements depend only on the model classes.
-        self._upsert_document = self.documents.upsert_statement()
-        self._create_sections = self.sections.create_linked_statement(self.section_document)
-        self._create_chunks = self.chunks.create_linked_statement(self.chunk_document)
-        layout = model.layout
-        chunk, section = self.chunks, self.sections
-        chunk_doc = chunk.stored("document_id")
-        section_doc = section.stored("document_id")
-        # Edges first, then nodes, all found by the document's key.
-        self.delete_previous = (
-            f"CALL () {{ MATCH (c:{chunk.label} {{{chunk_doc}: $document}})"
-            f"-[r:{layout.chunk_document_type}|{layout.chunk_section_type}|{layout.next_chunk_type}]->() DELETE r }} "
-            f"CALL () {{ MATCH (s:{section.label} {{{section_doc}: $document}})"
-            f"-[r:{layout.section_document_type}|{layout.subsection_type}]->() DELETE r }} "
-            f"CALL () {{ MATCH (c:{chunk.label} {{{chunk_doc}: $document}}) DELETE c }} "
-            f"CALL () {{ MATCH (s:{section.label} {{{section_doc}: $document}}) DELETE s }}"
-        )
+        self.attempts = attempts
+        self.templates = DocumentStatements.render(self.names)
 
-    def statements(self, prepared: PreparedDocument, run_id: str) -> list[tuple[str, dict[str, Any]]]:
-        """The document's writes after the lease renewal, as (statement, parameters) pairs."""
-        loaded, plan, source = prepared.loaded, prepared.plan, prepared.source
-        doc_id = prepared.document_id
-        fingerprint = plan.fingerprint
+    def statements(self, prepared: PreparedDocument, run_id: str) -> list[tuple[Statement, Mapping[str, Any]]]:
+        """The document's writes after the lease renewal and the retraction, with their parameters.
+
+        The delete of a previous version comes first, and only when one existed.
+        """
+        loaded, plan = prepared.loaded, prepared.plan
+        doc_id, fingerprint = prepared.document_id, plan.fingerprint
+        templates = self.templates
+        section_ids = {s.order: section_id(doc_id, loaded.content_hash, fingerprint, s.order) for s in plan.sections}
+        chunk_ids = [chunk_id(doc_id, loaded.content_hash, fingerprint, c.start_byte, c.end_byte) for c in plan.chunks]
+        out: list[tuple[Statement, Mapping[str, Any]]] = []
+        if prepared.existed:
+            out.append((templates.delete_previous, {"document": doc_id}))
+        out.append((templates.upsert_document, {"rows": [self._document_row(prepared, run_id)]}))
+        stamp = {"run_id": run_id}
+        # Sections and chunks are created with the edge to their document in one statement.
+        if plan.sections:
+            edge = self.names.section_document.props(stamp)
+            rows = [
+                {"props": row, "target": doc_id, "edge": edge}
+                for row in self._section_rows(prepared, section_ids, run_id)
+            ]
+            out.append((templates.sections, {"rows": rows}))
+        if plan.chunks:
+            edge = self.names.chunk_document.props(stamp)
+            rows = [
+                {"props": row, "target": doc_id, "edge": edge} for row in self._chunk_rows(prepared, chunk_ids, run_id)
+            ]
+            out.append((templates.chunks, {"rows": rows}))
+        out.extend(
+            (statement, {"rows": rows})
+            for statement, rows in self._edge_rows(plan, section_ids, chunk_ids, stamp)
+            if rows
+        )
+        return out
+
+    def _document_row(self, prepared: PreparedDocument, run_id: str) -> dict[str, Any]:
+        loaded, source = prepared.loaded, prepared.source
         metadata = source.metadata
-        document_row = self.documents.row(
+        return self.names.document.row(
             {
-                "uid": doc_id,
+                "uid": prepared.document_id,
                 "source_uri": source.source_uri,
                 "title": metadata.title or loaded.title,
                 "media_type": loaded.media_type,
@@ -107,12 +131,16 @@ class DocumentWriter:
                 "run_id": run_id,
             }
         )
-        section_ids = {s.order: section_id(doc_id, loaded.content_hash, fingerprint, s.order) for s in plan.sections}
-        section_rows = [
-            self.sections.row(
+
+    def _section_rows(
+        self, prepared: PreparedDocument, section_ids: Mapping[int, str], run_id: str
+    ) -> list[dict[str, Any]]:
+        sections = self.names.section
+        return [
+            sections.row(
                 {
                     "uid": section_ids[s.order],
-                    "document_id": doc_id,
+                    "document_id": prepared.document_id,
                     "title": s.title,
                     "level": s.level,
                     "order": s.order,
@@ -121,15 +149,16 @@ class DocumentWriter:
                     "run_id": run_id,
                 }
             )
-            for s in plan.sections
+            for s in prepared.plan.sections
         ]
-        utf8 = loaded.utf8
-        chunk_ids = [chunk_id(doc_id, loaded.content_hash, fingerprint, c.start_byte, c.end_byte) for c in plan.chunks]
-        chunk_rows = [
-            self.chunks.row(
+
+    def _chunk_rows(self, prepared: PreparedDocument, chunk_ids: Sequence[str], run_id: str) -> list[dict[str, Any]]:
+        chunks, utf8 = self.names.chunk, prepared.loaded.utf8
+        return [
+            chunks.row(
                 {
                     "uid": chunk_ids[i],
-                    "document_id": doc_id,
+                    "document_id": prepared.document_id,
                     "order": c.order,
                     "text": utf8[c.start_byte : c.end_byte].decode("utf-8"),
                     "start_byte": c.start_byte,
@@ -140,68 +169,53 @@ class DocumentWriter:
                     "run_id": run_id,
                 }
             )
+            for i, c in enumerate(prepared.plan.chunks)
+        ]
+
+    def _edge_rows(
+        self, plan: ChunkPlan, section_ids: Mapping[int, str], chunk_ids: Sequence[str], stamp: Mapping[str, Any]
+    ) -> list[tuple[Statement, list[dict[str, Any]]]]:
+        names, templates = self.names, self.templates
+        in_section = [
+            names.chunk_section.row(chunk_ids[i], section_ids[c.section_order], stamp)
             for i, c in enumerate(plan.chunks)
+            if c.section_order is not None
         ]
-        stamp = {"run_id": run_id}
-        edges: list[tuple[EdgeWrites, list[dict[str, Any]]]] = [
-            (
-                self.chunk_section,
-                [
-                    self.chunk_section.row(chunk_ids[i], section_ids[c.section_order], stamp)
-                    for i, c in enumerate(plan.chunks)
-                    if c.section_order is not None
-                ],
-            ),
-            (
-                self.next_chunk,
-                [self.next_chunk.row(chunk_ids[i], chunk_ids[i + 1], stamp) for i in range(len(chunk_ids) - 1)],
-            ),
-            (
-                self.subsection,
-                [
-                    self.subsection.row(section_ids[s.order], section_ids[s.parent_order], stamp)
-                    for s in plan.sections
-                    if s.parent_order is not None
-                ],
-            ),
+        following = [names.next_chunk.row(chunk_ids[i], chunk_ids[i + 1], stamp) for i in range(len(chunk_ids) - 1)]
+        parents = [
+            names.subsection.row(section_ids[s.order], section_ids[s.parent_order], stamp)
+            for s in plan.sections
+            if s.parent_order is not None
         ]
-        out: list[tuple[str, dict[str, Any]]] = [
-            (self.delete_previous, {"document": doc_id}),
-            (self._upsert_document, {"rows": [document_row]}),
+        return [
+            (templates.chunk_sections, in_section),
+            (templates.next_chunks, following),
+            (templates.subsections, parents),
         ]
-        # Sections and chunks are created with the edge to their document in one statement.
-        if section_rows:
-            edge = self.section_document.props(stamp)
-            linked = [{"props": row, "target": doc_id, "edge": edge} for row in section_rows]
-            out.append((self._create_sections, {"rows": linked}))
-        if chunk_rows:
-            edge = self.chunk_document.props(stamp)
-            linked = [{"props": row, "target": doc_id, "edge": edge} for row in chunk_rows]
-            out.append((self._create_chunks, {"rows": linked}))
-        out.extend((writes.create_statement(), {"rows": rows}) for writes, rows in edges if rows)
-        return out
 
     async def write(self, prepared: PreparedDocument, run_id: str) -> int:
         """Write one document in one transaction; returns its chunk count.
 
         Raises ``DocumentFailure("lease-lost")`` (nothing written) when this run no
-        longer holds the document's lease at the start of the transaction.
+        longer holds the document's lease at the start of the transaction. Transient
+        errors are retried whole (``attempts``); the last one is raised.
         """
         statements = self.statements(prepared, run_id)
-        async with adb.transaction:
-            rows, _ = await adb.cypher_query(
-                self.leases.renew_statement, self.leases.renew_parameters(prepared.document_id, run_id)
-            )
-            if rows[0][0] != 1:
+        renew = self.leases.statements.renew_in_write
+        renewal = self.leases.parameters(prepared.document_id, run_id)
+
+        async def work(tx: StoreTransaction) -> None:
+            renewed = await tx.run(renew.cypher, renewal, name=renew.name)
+            if renewed.value("renewed", 0) != 1:
                 raise DocumentFailure(DocumentErrorCode.LEASE_LOST, "the lease expired or another run took it")
             if prepared.existed:
                 # Mentions and quotes point at the old chunks: they go first, with the facts,
                 # whichever ontology (if any) wrote them.
-                await retract_knowledge(self.chunks.label, self.chunks.stored("document_id"), prepared.document_id)
+                await retract_knowledge(tx, self.names, prepared.document_id)
             for statement, parameters in statements:
-                if statement is self.delete_previous and not prepared.existed:
-                    continue
-                await adb.cypher_query(statement, parameters)
+                await tx.run(statement.cypher, parameters, name=statement.name)
             if self.knowledge is not None and prepared.knowledge is not None:
-                await self.knowledge.write(prepared.document_id, prepared.knowledge, run_id)
+                await self.knowledge.write(tx, prepared.document_id, prepared.knowledge, run_id)
+
+        await self.store.write(work, attempts=self.attempts)
         return len(prepared.plan.chunks)

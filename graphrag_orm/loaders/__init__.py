@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .base import DocumentLoader, LoadedDocument
-from .pdf import PdfLoader
-from .registry import LoaderRegistry
-from .text import TextLoader
+from graphrag_orm.loaders.base import DocumentLoader, LoadedDocument
+from graphrag_orm.loaders.pdf import PdfLoader
+from graphrag_orm.loaders.registry import LoaderRegistry
+from graphrag_orm.loaders.text import TextLoader
 
 __all__ = ["DocumentLoader", "LoadedDocument", "LoaderRegistry", "PdfLoader", "TextLoader"]

@@ -11,10 +11,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field, computed_field, field_validator, model_validator
 
-from ..codes import DocumentErrorCode
-from ..errors import ConfigurationError, LoadError
-from ..sources import Source, content_hash
-from ..values import Value
+from graphrag_orm.codes import DocumentErrorCode
+from graphrag_orm.errors import ConfigurationError, LoadError
+from graphrag_orm.sources import Source, content_hash
+from graphrag_orm.values import Value
 
 __all__ = ["MAX_DOCUMENT_BYTES_BOUNDS", "DocumentLoader", "LoadedDocument"]
 

@@ -15,10 +15,10 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..codes import DocumentErrorCode
-from ..errors import LoadError
-from ..sources import Source
-from .base import MAX_DOCUMENT_BYTES_BOUNDS, LoadedDocument, check_bound, read_bounded, unsupported
+from graphrag_orm.codes import DocumentErrorCode
+from graphrag_orm.errors import LoadError
+from graphrag_orm.loaders.base import MAX_DOCUMENT_BYTES_BOUNDS, LoadedDocument, check_bound, read_bounded, unsupported
+from graphrag_orm.sources import Source
 
 if TYPE_CHECKING:
     from pypdf import PageObject, PdfReader

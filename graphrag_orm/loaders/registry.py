@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..sources import Source
-from .base import DocumentLoader, LoadedDocument, unsupported
-from .pdf import PdfLoader
-from .text import TextLoader
+from graphrag_orm.loaders.base import DocumentLoader, LoadedDocument, unsupported
+from graphrag_orm.loaders.pdf import PdfLoader
+from graphrag_orm.loaders.text import TextLoader
+from graphrag_orm.sources import Source
 
 __all__ = ["LoaderRegistry"]
 

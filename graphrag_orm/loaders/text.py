@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from ..codes import DocumentErrorCode
-from ..errors import LoadError
-from ..sources import Source
-from .base import MAX_DOCUMENT_BYTES_BOUNDS, LoadedDocument, check_bound, read_bounded, unsupported
-from .markdown import first_title
+from graphrag_orm.codes import DocumentErrorCode
+from graphrag_orm.errors import LoadError
+from graphrag_orm.loaders.base import MAX_DOCUMENT_BYTES_BOUNDS, LoadedDocument, check_bound, read_bounded, unsupported
+from graphrag_orm.loaders.markdown import first_title
+from graphrag_orm.sources import Source
 
 __all__ = ["TextLoader"]
 

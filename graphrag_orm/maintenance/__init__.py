@@ -8,6 +8,7 @@ anything else under its labels is refused with ``GraphRefused("foreign-graph")``
 """
 
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance, KnowledgeRemoval, RunStamps, ThingsRemoval
+from graphrag_orm.maintenance.options import MaintenanceOptions
 from graphrag_orm.maintenance.reports import (
     MAX_FACT_UPDATES,
     HealthFindingItem,
@@ -16,7 +17,7 @@ from graphrag_orm.maintenance.reports import (
     RemovalReport,
     ResetScope,
 )
-from graphrag_orm.maintenance.service import MaintenanceOptions, MaintenanceService
+from graphrag_orm.maintenance.service import MaintenanceService
 
 __all__ = [
     "MAX_FACT_UPDATES",

@@ -14,6 +14,9 @@ index names or embedding-set ids, at most :data:`SAMPLE` of them, never text.
   of :data:`READBACK_PAGE` at a time) and measured exactly.
 - ``expired-leases``: leases left by runs that stopped.
 - ``orphan-entities`` and ``stale-facts`` come from the knowledge extension.
+
+Each statement is a READ transaction of its own (the store's reads); the statements
+are in :mod:`graphrag_orm.maintenance.health_statements`.
 """
 
 from __future__ import annotations
@@ -21,16 +24,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from neomodel import adb
-
 from graphrag_orm.codes import HealthFinding
 from graphrag_orm.embeddings.sets import EmbeddingSet
+from graphrag_orm.maintenance.health_statements import HealthStatements
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
 from graphrag_orm.maintenance.reports import HealthFindingItem, HealthReport
-from graphrag_orm.maintenance.scope import LexicalNames, ScopeReader
 from graphrag_orm.migrate import check_schema
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.schema import SchemaDefinition
+from graphrag_orm.store import Store
 
 #: Ids or names shown in a finding's detail.
 SAMPLE = 5
@@ -53,41 +55,19 @@ class HealthChecks:
 
     def __init__(
         self,
+        store: Store,
         model: LexicalModel,
         embedding_set: EmbeddingSet,
         expected_schema: Sequence[SchemaDefinition],
         *,
         knowledge: KnowledgeMaintenance | None = None,
     ) -> None:
+        self.store = store
         self.embedding_set = embedding_set
         self.expected_schema = list(expected_schema)
         self.prefix = model.layout.schema_prefix
         self.knowledge = knowledge
-        self.scope = ScopeReader(model)
-        n: LexicalNames = self.scope.names
-        chunk = n.chunk
-        label, doc = n.chunk_label, n.chunk_doc
-        embedding, set_id = chunk.stored("embedding"), chunk.stored("embedding_set_id")
-        text, start, end = chunk.stored("text"), chunk.stored("start_byte"), n.chunk_end
-        self._missing_embedding = (
-            f"MATCH (c:{label}) WHERE c.{embedding} IS NULL "
-            f"RETURN count(c), count(DISTINCT c.{doc}), collect(DISTINCT c.{doc})[0..$sample]"
-        )
-        self._mixed_sets = (
-            f"MATCH (c:{label}) WHERE c.{embedding} IS NOT NULL "
-            f"AND (c.{set_id} IS NULL OR c.{set_id} <> $set) "
-            f"RETURN coalesce(c.{set_id}, '(none)') AS other, count(c) ORDER BY other"
-        )
-        self._readback_candidates = (
-            f"MATCH (c:{label}) WHERE c.{n.chunk_key} > $after AND NOT coalesce("
-            f"c.{text} =~ $ascii AND size(c.{text}) = c.{end} - c.{start}, false) "
-            f"RETURN c.{n.chunk_key}, c.{doc}, c.{text}, c.{start}, c.{end} ORDER BY c.{n.chunk_key} LIMIT $page"
-        )
-        lease = n.lease
-        self._expired_leases = (
-            f"MATCH (l:{n.lease_label}) WHERE l.{n.lease_expires} <= datetime() "
-            f"WITH l ORDER BY l.{lease.key} RETURN count(l), collect(l.{lease.key})[0..$sample]"
-        )
+        self.statements = HealthStatements.render(model.names)
 
     async def check(self) -> HealthReport:
         """Every check, findings in the order of :class:`HealthFinding`; reads only."""
@@ -98,13 +78,13 @@ class HealthChecks:
         found.extend(await self._readback())
         found.extend(await self._leases())
         if self.knowledge is not None:
-            found.extend(await self.knowledge.health())
+            found.extend(await self.knowledge.health(self.store.reader))
         order = {code: position for position, code in enumerate(HealthFinding)}
         found.sort(key=lambda item: order[item.code])
         return HealthReport(findings=tuple(found))
 
     async def _schema(self) -> list[HealthFindingItem]:
-        result = await check_schema(self.expected_schema, prefix=self.prefix)
+        result = await check_schema(self.store, self.expected_schema, prefix=self.prefix)
         out: list[HealthFindingItem] = []
         absent = [item.name for item in (*result.missing, *result.different)]
         if absent:
@@ -124,21 +104,25 @@ class HealthChecks:
 
     async def _embeddings(self) -> list[HealthFindingItem]:
         out: list[HealthFindingItem] = []
-        rows, _ = await adb.cypher_query(self._missing_embedding, {"sample": SAMPLE})
-        chunks, documents, sample = rows[0]
+        missing = await self.store.read(
+            self.statements.missing_embedding, {"sample": SAMPLE}, name="maintenance.health.missing_embedding"
+        )
+        row = missing.records[0]
+        chunks, documents = int(row["chunks"]), int(row["documents"])
         if chunks:
             out.append(
                 HealthFindingItem(
                     code=HealthFinding.MISSING_EMBEDDING,
-                    count=int(chunks),
-                    detail=f"{_n(int(chunks), 'chunk')} of {_n(int(documents), 'document')}: "
-                    f"{_sample(sample, int(documents))}",
+                    count=chunks,
+                    detail=f"{_n(chunks, 'chunk')} of {_n(documents, 'document')}: {_sample(row['sample'], documents)}",
                 )
             )
-        rows, _ = await adb.cypher_query(self._mixed_sets, {"set": self.embedding_set.id})
-        if rows:
-            total = sum(int(row[1]) for row in rows)
-            sets = [f"{row[0]}: {row[1]}" for row in rows]
+        mixed = await self.store.read(
+            self.statements.mixed_sets, {"set": self.embedding_set.id}, name="maintenance.health.mixed_sets"
+        )
+        if mixed:
+            total = sum(int(row["chunks"]) for row in mixed)
+            sets = [f"{row['other']}: {row['chunks']}" for row in mixed]
             out.append(
                 HealthFindingItem(
                     code=HealthFinding.MIXED_EMBEDDING_SETS,
@@ -149,17 +133,17 @@ class HealthChecks:
         return out
 
     async def _orphans(self) -> list[HealthFindingItem]:
-        rows, _ = await adb.cypher_query(self.scope.orphan_counts, {"sample": SAMPLE})
-        chunks, sections, documents, sample = rows[0]
-        total = int(chunks or 0) + int(sections or 0)
-        if not total:
+        found = await self.store.read(self.statements.orphans, {"sample": SAMPLE}, name="maintenance.health.orphans")
+        row = found.records[0]
+        chunks, sections, documents = int(row["chunks"] or 0), int(row["sections"] or 0), int(row["documents"])
+        if not chunks + sections:
             return []
         return [
             HealthFindingItem(
                 code=HealthFinding.ORPHANS,
-                count=total,
-                detail=f"{_n(int(chunks or 0), 'chunk')} and {_n(int(sections or 0), 'section')} of "
-                f"{_n(int(documents), 'missing document')}: {_sample(sample, int(documents))}",
+                count=chunks + sections,
+                detail=f"{_n(chunks, 'chunk')} and {_n(sections, 'section')} of "
+                f"{_n(documents, 'missing document')}: {_sample(row['sample'], documents)}",
             )
         ]
 
@@ -168,16 +152,20 @@ class HealthChecks:
         documents: set[str] = set()
         after = ""
         while True:
-            rows, _ = await adb.cypher_query(
-                self._readback_candidates, {"after": after, "ascii": _ASCII, "page": READBACK_PAGE}
-            )
-            for chunk_id, document_id, text, start, end in rows:
-                if not _reads_back(text, start, end):
-                    mismatched.append(str(chunk_id))
-                    documents.add(str(document_id))
+            rows = (
+                await self.store.read(
+                    self.statements.readback_candidates,
+                    {"after": after, "ascii": _ASCII, "page": READBACK_PAGE},
+                    name="maintenance.health.readback",
+                )
+            ).records
+            for row in rows:
+                if not _reads_back(row["text"], row["start"], row["end"]):
+                    mismatched.append(str(row["id"]))
+                    documents.add(str(row["document"]))
             if len(rows) < READBACK_PAGE:
                 break
-            after = str(rows[-1][0])
+            after = str(rows[-1]["id"])
         if not mismatched:
             return []
         return [
@@ -190,13 +178,16 @@ class HealthChecks:
         ]
 
     async def _leases(self) -> list[HealthFindingItem]:
-        rows, _ = await adb.cypher_query(self._expired_leases, {"sample": SAMPLE})
-        count, keys = rows[0]
+        found = await self.store.read(
+            self.statements.expired_leases, {"sample": SAMPLE}, name="maintenance.health.expired_leases"
+        )
+        row = found.records[0]
+        count = int(row["leases"])
         if not count:
             return []
         return [
             HealthFindingItem(
-                code=HealthFinding.EXPIRED_LEASES, count=int(count), detail=f"documents {_sample(keys, int(count))}"
+                code=HealthFinding.EXPIRED_LEASES, count=count, detail=f"documents {_sample(row['sample'], count)}"
             )
         ]
 
@@ -209,6 +200,3 @@ def _reads_back(text: object, start: object, end: object) -> bool:
         return len(text.encode("utf-8")) == end - start
     except UnicodeEncodeError:  # a lone surrogate cannot have come from UTF-8 bytes
         return False
-
-
-__all__ = ["READBACK_PAGE", "SAMPLE", "HealthChecks"]

@@ -5,154 +5,115 @@ removing a batch of documents deletes their mentions and quotes (before their ch
 takes the documents off each fact that lists them (lock, then read, then write, in
 pages), and deletes facts left with none; orphan clean-up deletes things no mention or
 quote points to, their facts first; health counts orphan things and facts that list a
-document that is gone. Every statement runs in the caller's transaction.
+document that is gone. Every statement runs in the ``tx`` the caller passes; none
+opens a transaction of its own. The statements are in
+:mod:`graphrag_orm.maintenance.knowledge_statements`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from neomodel import adb
-
 from graphrag_orm.codes import HealthFinding
 from graphrag_orm.maintenance.knowledge import KnowledgeRemoval, RunStamps, ThingsRemoval
+from graphrag_orm.maintenance.knowledge_statements import KnowledgeStatements
 from graphrag_orm.maintenance.reports import HealthFindingItem
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.ontology.facts import take_documents_off_facts
-from graphrag_orm.store.batches import NodeWrites
+from graphrag_orm.store import Queries
+
+__all__ = ["KnowledgeGraphMaintenance"]
 
 
 class KnowledgeGraphMaintenance:
     """Removal and health for the things, facts, mentions and quotes of ``ontology``."""
 
     def __init__(self, model: LexicalModel, ontology: Ontology) -> None:
-        chunks = NodeWrites(model.chunk)
-        documents = NodeWrites(model.document)
-        self.chunk = f"c:{chunks.label}"
-        self.chunk_key = chunks.key
-        self.chunk_document = chunks.stored("document_id")
-        self.document_label, self.document_key = documents.label, documents.key
         self.mention = ontology.mention_type
-        self.on_chunks = "|".join((ontology.mention_type, *ontology.quote_types))
-        self.fact_types = "|".join(ontology.fact_types) or "GRAPHRAG_NO_FACT_TYPE"
-        self.things = "|".join(ontology.labels)
+        self.statements = KnowledgeStatements.render(model.names, ontology)
         self._types = frozenset((ontology.mention_type, *ontology.quote_types))
 
     @property
     def relationship_types(self) -> frozenset[str]:
         return self._types
 
-    def _facts_of(self, documents_param: str) -> str:
-        """Facts listing any of the documents.
-
-        A kept fact has both ends mentioned in a document that states it, so its facts
-        touch the things its chunks mention; a document whose chunks are already gone
-        (its facts are stale) is found by a scan of the ontology's fact types instead.
-        """
-        return (
-            f"CALL () {{ MATCH ({self.chunk}) WHERE c.{self.chunk_document} IN ${documents_param} "
-            f"MATCH (c)<-[:{self.mention}]-(t) "
-            f"MATCH (t)-[f:{self.fact_types}]-() WHERE any(d IN f.documentIds WHERE d IN ${documents_param}) "
-            "RETURN f "
-            f"UNION MATCH ()-[f:{self.fact_types}]->() "
-            f"WHERE any(d IN f.documentIds WHERE d IN ${documents_param}) "
-            f"AND NOT EXISTS {{ MATCH ({self.chunk}) WHERE c.{self.chunk_document} IN ${documents_param} }} "
-            "RETURN f } WITH DISTINCT f "
-        )
-
-    async def run_stamps(self, document_ids: Sequence[str], chunk_ids: Sequence[str]) -> RunStamps:
-        rows, _ = await adb.cypher_query(
-            f"CALL () {{ MATCH ({self.chunk}) WHERE c.{self.chunk_key} IN $chunks "
-            f"MATCH (c)<-[r:{self.on_chunks}]-() RETURN r.runId AS run "
-            f"UNION ALL {self._facts_of('documents')} RETURN f.runId AS run }} "
-            "RETURN run, count(*)",
+    async def run_stamps(self, tx: Queries, document_ids: Sequence[str], chunk_ids: Sequence[str]) -> RunStamps:
+        result = await tx.run(
+            self.statements.run_stamps,
             {"chunks": list(chunk_ids), "documents": list(document_ids)},
+            name="knowledge.maintenance.run_stamps",
         )
-        return {row[0]: int(row[1]) for row in rows}
+        return {row["run"]: int(row["elements"]) for row in result}
 
-    async def count_fact_updates(self, document_ids: Sequence[str]) -> int:
-        rows, _ = await adb.cypher_query(
-            f"{self._facts_of('documents')} RETURN count(f)", {"documents": list(document_ids)}
+    async def count_fact_updates(self, tx: Queries, document_ids: Sequence[str]) -> int:
+        result = await tx.run(
+            self.statements.count_facts, {"documents": list(document_ids)}, name="knowledge.maintenance.count_facts"
         )
-        return int(rows[0][0]) if rows else 0
+        return int(result.value("facts", 0))
 
     async def remove_for_documents(
-        self, document_ids: Sequence[str], chunk_ids: Sequence[str], page_size: int
+        self, tx: Queries, document_ids: Sequence[str], chunk_ids: Sequence[str], page_size: int
     ) -> KnowledgeRemoval:
         documents = list(document_ids)
-        rows, _ = await adb.cypher_query(f"{self._facts_of('documents')} RETURN elementId(f)", {"documents": documents})
-        fact_ids = [row[0] for row in rows]
+        found = await tx.run(self.statements.fact_ids, {"documents": documents}, name="knowledge.maintenance.fact_ids")
+        fact_ids = [str(fact) for fact in found.column("fact")]
         updated = deleted = 0
         for start in range(0, len(fact_ids), page_size):
-            page_updated, page_deleted = await take_documents_off_facts(fact_ids[start : start + page_size], documents)
+            page_updated, page_deleted = await take_documents_off_facts(
+                tx, fact_ids[start : start + page_size], documents
+            )
             updated += page_updated
             deleted += page_deleted
         mentions = quotes = 0
         while True:
-            rows, _ = await adb.cypher_query(
-                f"MATCH ({self.chunk}) WHERE c.{self.chunk_key} IN $chunks MATCH (c)<-[r:{self.on_chunks}]-() "
-                "WITH r LIMIT $page WITH r, type(r) = $mention AS isMention DELETE r "
-                "RETURN sum(CASE WHEN isMention THEN 1 ELSE 0 END), count(*)",
-                {"chunks": list(chunk_ids), "page": page_size, "mention": self.mention},
-            )
-            page_mentions, total = int(rows[0][0] or 0), int(rows[0][1] or 0)
+            row = (
+                await tx.run(
+                    self.statements.delete_on_chunks,
+                    {"chunks": list(chunk_ids), "page": page_size, "mention": self.mention},
+                    name="knowledge.maintenance.delete_on_chunks",
+                )
+            ).single() or {}
+            page_mentions, total = int(row.get("mentions") or 0), int(row.get("links") or 0)
             mentions += page_mentions
             quotes += total - page_mentions
             if total < page_size:
                 break
         return KnowledgeRemoval(mentions=mentions, quotes=quotes, facts_updated=updated, facts_deleted=deleted)
 
-    def _orphans(self) -> str:
-        return f"MATCH (t:{self.things}) WHERE NOT EXISTS {{ (t)-[:{self.on_chunks}]->() }} "
+    async def orphan_run_stamps(self, tx: Queries) -> RunStamps:
+        result = await tx.run(self.statements.orphan_stamps, name="knowledge.maintenance.orphan_stamps")
+        return {row["run"]: int(row["elements"]) for row in result}
 
-    async def orphan_run_stamps(self) -> RunStamps:
-        rows, _ = await adb.cypher_query(
-            f"CALL () {{ {self._orphans()} RETURN t.runId AS run "
-            f"UNION ALL {self._orphans()} MATCH (t)-[f:{self.fact_types}]-() WITH DISTINCT f RETURN f.runId AS run }} "
-            "RETURN run, count(*)"
+    async def remove_orphan_things(self, tx: Queries, page_size: int) -> ThingsRemoval:
+        found = await tx.run(
+            self.statements.orphan_things, {"page": page_size}, name="knowledge.maintenance.orphan_things"
         )
-        return {row[0]: int(row[1]) for row in rows}
-
-    async def remove_orphan_things(self, page_size: int) -> ThingsRemoval:
-        rows, _ = await adb.cypher_query(
-            f"{self._orphans()} WITH t LIMIT $page RETURN elementId(t)", {"page": page_size}
-        )
-        things = [row[0] for row in rows]
+        things = found.column("thing")
         if not things:
             return ThingsRemoval()
-        rows, _ = await adb.cypher_query(
-            f"UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id MATCH (t)-[f:{self.fact_types}]-() "
-            "WITH DISTINCT f DELETE f RETURN count(f)",
-            {"ids": things},
+        facts = await tx.run(
+            self.statements.delete_facts_of_things, {"ids": things}, name="knowledge.maintenance.delete_orphan_facts"
         )
-        facts = int(rows[0][0]) if rows else 0
-        rows, _ = await adb.cypher_query(
-            "UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id DELETE t RETURN count(t)", {"ids": things}
+        removed = await tx.run(
+            self.statements.delete_things, {"ids": things}, name="knowledge.maintenance.delete_orphan_things"
         )
-        return ThingsRemoval(things=int(rows[0][0]) if rows else 0, facts=facts)
+        return ThingsRemoval(things=int(removed.value("things", 0)), facts=int(facts.value("facts", 0)))
 
-    async def run_ids_in_use(self, run_ids: Sequence[str]) -> frozenset[str]:
-        rows, _ = await adb.cypher_query(
-            f"CALL () {{ MATCH (t:{self.things}) WHERE t.runId IN $runs RETURN DISTINCT t.runId AS run "
-            f"UNION MATCH ()-[r:{self.on_chunks}|{self.fact_types}]->() WHERE r.runId IN $runs "
-            "RETURN DISTINCT r.runId AS run } RETURN collect(DISTINCT run)",
-            {"runs": list(run_ids)},
+    async def run_ids_in_use(self, tx: Queries, run_ids: Sequence[str]) -> frozenset[str]:
+        result = await tx.run(
+            self.statements.runs_in_use, {"runs": list(run_ids)}, name="knowledge.maintenance.runs_in_use"
         )
-        return frozenset(rows[0][0]) if rows else frozenset()
+        return frozenset(result.value("runs", []))
 
-    async def health(self) -> Sequence[HealthFindingItem]:
-        rows, _ = await adb.cypher_query(f"{self._orphans()} RETURN count(t)")
+    async def health(self, tx: Queries) -> Sequence[HealthFindingItem]:
         findings: list[HealthFindingItem] = []
-        orphans = int(rows[0][0]) if rows else 0
+        orphans = int((await tx.run(self.statements.count_orphans, name="knowledge.health.orphans")).value("things", 0))
         if orphans:
             findings.append(HealthFindingItem(code=HealthFinding.ORPHAN_ENTITIES, count=orphans))
-        rows, _ = await adb.cypher_query(
-            f"MATCH ()-[f:{self.fact_types}]->() UNWIND f.documentIds AS d WITH f, d "
-            f"WHERE NOT EXISTS {{ MATCH (:{self.document_label} {{{self.document_key}: d}}) }} "
-            "RETURN count(DISTINCT f)"
+        stale = int(
+            (await tx.run(self.statements.count_stale_facts, name="knowledge.health.stale_facts")).value("facts", 0)
         )
-        stale = int(rows[0][0]) if rows else 0
         if stale:
             findings.append(HealthFindingItem(code=HealthFinding.STALE_FACTS, count=stale))
         return findings

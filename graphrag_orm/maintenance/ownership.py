@@ -17,12 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from neomodel import adb
-
 from graphrag_orm.errors import GraphRefused
 from graphrag_orm.maintenance.knowledge import RunStamps
-from graphrag_orm.models import LexicalModel
-from graphrag_orm.store.batches import NodeWrites
+from graphrag_orm.store import Queries, StoredNames
+
+__all__ = ["FOREIGN_GRAPH", "Ownership", "counted", "merge_stamps", "stamps_from_rows"]
 
 FOREIGN_GRAPH = "foreign-graph"
 
@@ -51,17 +50,17 @@ def carrying(items: Sequence[tuple[str, int]]) -> str:
 class Ownership:
     """Checks run stamps against the ``IngestionRun`` nodes of one layout."""
 
-    def __init__(self, model: LexicalModel) -> None:
-        runs = NodeWrites(model.run)
-        self._query = f"MATCH (r:{runs.label}) WHERE r.{runs.key} IN $runs RETURN r.{runs.key}"
+    def __init__(self, names: StoredNames) -> None:
+        runs = names.run
+        self._query = f"MATCH (r:{runs.label}) WHERE r.{runs.key} IN $runs RETURN r.{runs.key} AS run"
         self._known: set[str] = set()
 
     def forget(self) -> None:
         """Clear the runs found so far; each maintenance call starts with this."""
         self._known.clear()
 
-    async def unknown_runs(self, run_ids: Iterable[str]) -> set[str]:
-        """The run ids among ``run_ids`` that name no ``IngestionRun`` node (a read).
+    async def unknown_runs(self, queries: Queries, run_ids: Iterable[str]) -> set[str]:
+        """The run ids among ``run_ids`` that name no ``IngestionRun`` node (a read through ``queries``).
 
         Runs found are remembered until :meth:`forget`, so the batches of one call ask
         once per run; maintenance deletes run nodes only after its batches.
@@ -69,24 +68,32 @@ class Ownership:
         wanted = sorted(set(run_ids) - self._known)
         if not wanted:
             return set()
-        rows, _ = await adb.cypher_query(self._query, {"runs": wanted})
-        found = {str(row[0]) for row in rows}
+        result = await queries.run(self._query, {"runs": wanted}, name="maintenance.ownership.runs")
+        found = {str(run) for run in result.column("run")}
         self._known |= found
         return set(wanted) - found
 
     async def require_owned(
-        self, stamps: Mapping[str, RunStamps], *, what: str, before: str = "", known: Iterable[str] = ()
+        self,
+        queries: Queries,
+        stamps: Mapping[str, RunStamps],
+        *,
+        what: str,
+        before: str = "",
+        known: Iterable[str] = (),
     ) -> None:
         """Raise ``GraphRefused("foreign-graph")`` unless every stamped element carries a known run id.
 
         ``stamps`` maps a kind of element (``"documents"``, ``"chunks"``, ``"links"``,
-        ...) to its run stamps. ``what`` names the work refused; ``before`` says what
+        ...) to its run stamps. Run nodes are looked up through ``queries`` (the
+        batch's transaction, or the store's reader outside one), only for run ids not
+        already known. ``what`` names the work refused; ``before`` says what
         earlier batches already removed, when any did; ``known`` are run ids the caller
         has just found run nodes for (in the same transaction), so they are not asked again.
         """
         self._known.update(known)
         runs = {run for counts in stamps.values() for run, n in counts.items() if run is not None and n}
-        unknown = await self.unknown_runs(runs)
+        unknown = await self.unknown_runs(queries, runs)
         unstamped = [(kind, counts.get(None, 0)) for kind, counts in stamps.items() if counts.get(None, 0)]
         strangers = [
             (kind, sum(n for run, n in counts.items() if run in unknown))
@@ -118,14 +125,12 @@ def _unchanged(before: str) -> str:
     return f"Nothing of this batch was changed; {before}." if before else "Nothing was changed."
 
 
-def stamps_from_rows(rows: Sequence[Sequence[Any]]) -> dict[str, dict[str | None, int]]:
-    """Rows of (kind, run id, count) as ``{kind: {run id: count}}``."""
+def stamps_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str | None, int]]:
+    """Rows with ``kind``, ``run`` and ``elements`` as ``{kind: {run id: count}}``."""
     found: dict[str, dict[str | None, int]] = {}
-    for kind, run, count in rows:
-        counts = found.setdefault(str(kind), {})
+    for row in rows:
+        counts = found.setdefault(str(row["kind"]), {})
+        run = row["run"]
         key = None if run is None else str(run)
-        counts[key] = counts.get(key, 0) + int(count)
+        counts[key] = counts.get(key, 0) + int(row["elements"])
     return found
-
-
-__all__ = ["FOREIGN_GRAPH", "Ownership", "merge_stamps", "stamps_from_rows"]

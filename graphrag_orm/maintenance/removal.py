@@ -23,26 +23,37 @@ transaction, in this order:
 
 A failure rolls back its own batch only: earlier batches stay removed, each whole.
 A transient error (a deadlock with a concurrent writer) retries the batch, at most
-three times in all.
+:data:`WRITE_ATTEMPTS` times in all (:meth:`Store.write` does it). Every read of a
+batch runs in the batch's transaction. The statements are in
+:mod:`graphrag_orm.maintenance.removal_statements`.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-
-from neo4j.exceptions import TransientError
-from neomodel import adb
+from typing import Any
 
 from graphrag_orm.ingestion.receipts import RunStatus
 from graphrag_orm.layout import validate_identifier
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
 from graphrag_orm.maintenance.ownership import Ownership, merge_stamps, stamps_from_rows
-from graphrag_orm.maintenance.scope import DocumentSize, LexicalNames
-from graphrag_orm.models import LexicalModel
+from graphrag_orm.maintenance.removal_statements import NODE_KINDS, RemovalStatements
+from graphrag_orm.maintenance.scope import DocumentSize
+from graphrag_orm.store import Queries, Store, StoredNames, StoreTransaction
 
+__all__ = [
+    "WRITE_ATTEMPTS",
+    "BatchRemover",
+    "BatchResult",
+    "FactUpdatesExceeded",
+    "RemovalTotals",
+    "plan_batches",
+    "run_batches",
+]
+
+#: Attempts of one batch when the server reports a transient error (a deadlock).
 WRITE_ATTEMPTS = 3
 
 
@@ -165,113 +176,29 @@ class _Survey:
     known_runs: set[str]
 
 
-#: Nodes a batch deletes, after every link: in this order.
-_NODE_KINDS = ("chunks", "sections", "documents", "leases")
-_SOURCES = ("chunks", "sections", "documents")
-
-
 class BatchRemover:
     """Removes documents of one layout in batches (see the module's docstring for the order)."""
 
     def __init__(
         self,
-        model: LexicalModel,
+        store: Store,
+        names: StoredNames,
         *,
         knowledge: KnowledgeMaintenance | None,
         page_size: int,
         max_fact_updates: int,
         ownership: Ownership | None = None,
     ) -> None:
+        self.store = store
         self.knowledge = knowledge
         self.page_size = page_size
         self.max_fact_updates = max_fact_updates
-        self.ownership = ownership or Ownership(model)
-        n = self.names = LexicalNames(model)
-        doc, sec, chk, lease, run = n.doc_label, n.section_label, n.chunk_label, n.lease_label, n.run_id
+        self.ownership = ownership or Ownership(names)
         owned = sorted(knowledge.relationship_types) if knowledge is not None else []
-        self.allowed_types = (*n.structural_types, *(validate_identifier(t, "relationship type") for t in owned))
-        links = n.structural
-        self._where = {
-            "documents": (doc, f"x.{n.doc_key} IN $ids"),
-            "sections": (sec, f"x.{n.section_doc} IN $ids"),
-            "chunks": (chk, f"x.{n.chunk_doc} IN $ids"),
-        }
-        expired = f"x.{n.lease_expires} <= datetime()"
-        in_lease = f"x.{n.lease_key} IN $ids AND {expired}"
-        nodes = (
-            f"CALL () {{ MATCH (x:{doc}) WHERE {self._where['documents'][1]} "
-            f"RETURN x, x.{n.doc_key} AS doc, 'documents' AS kind "
-            f"UNION ALL MATCH (x:{sec}) WHERE {self._where['sections'][1]} "
-            f"RETURN x, x.{n.section_doc} AS doc, 'sections' AS kind "
-            f"UNION ALL MATCH (x:{chk}) WHERE {self._where['chunks'][1]} "
-            f"RETURN x, x.{n.chunk_doc} AS doc, 'chunks' AS kind "
-            f"UNION ALL MATCH (x:{lease}) WHERE {in_lease} RETURN x, x.{n.lease_key} AS doc, 'leases' AS kind }} "
-        )
-        # A link stays inside its document when its target names the same document (a
-        # section or chunk by its documentId, a document by its id): properties, not labels,
-        # because the survey reads one target per link and labels cost a read each.
-        same = f"coalesce(m.{n.chunk_doc}, m.{n.section_doc}, m.{n.doc_key}) = doc"
-        knowledge_types = "|".join(self.allowed_types[len(n.structural_types) :])
-        degree = "COUNT { (x)--() }" + (f" - COUNT {{ (x)-[:{knowledge_types}]-() }}" if knowledge_types else "")
-        # One round trip: run stamps of nodes and of their outgoing structural links, links
-        # that leave their document, and each node's degree without the extension's types
-        # (degrees are read, not expanded). Every structural link inside the batch is counted
-        # twice in the degrees, so any excess is a link from elsewhere or of a foreign type.
-        self._survey = (
-            nodes + "CALL (x, doc, kind) { "
-            f"RETURN kind AS item, x.{run} AS run, 1 AS n "
-            f"UNION ALL MATCH (x)-[r:{links}]->(m) "
-            f"RETURN CASE WHEN {same} THEN kind + ' ' + type(r) ELSE 'crossing' END AS item, r.{run} AS run, 1 AS n "
-            f"UNION ALL RETURN 'degree' AS item, null AS run, {degree} AS n }} "
-            f"WITH item, run, sum(n) AS n "
-            f"RETURN item, run, n, run IS NOT NULL AND EXISTS {{ MATCH (:{n.run_label} {{{n.run_key}: run}}) }}"
-        )
-        # Only when the survey finds an excess: name the foreign types and count links from elsewhere.
-        self._unowned_types = (
-            nodes + "MATCH (x)-[r]-() WHERE NOT type(r) IN $allowed RETURN type(r), count(DISTINCT r) ORDER BY type(r)"
-        )
-        self._chunk_ids = f"MATCH (x:{chk}) WHERE {self._where['chunks'][1]} RETURN x.{n.chunk_key}"
-        # Each part deletes at most $page elements of one kind and names the count it returns.
-        self._parts: dict[str, tuple[str, str]] = {}
-        #: Links are deleted by the kind of their source and their type ("chunks IN_DOCUMENT"),
-        #: each from its source, so each is found once.
-        self._link_kinds = tuple(f"{kind} {link_type}" for kind in _SOURCES for link_type in n.structural_types)
-        for kind in _SOURCES:
-            label, where = self._where[kind]
-            for link_type in n.structural_types:
-                self._parts[f"{kind} {link_type}"] = (
-                    f"MATCH (x:{label})-[r:{link_type}]->() WHERE {where} WITH r LIMIT $page DELETE r",
-                    "count(r)",
-                )
-            self._parts[kind] = (f"MATCH (x:{label}) WHERE {where} WITH x LIMIT $page DELETE x", "count(x)")
-        # Lock, then read: a lease renewed or taken over meanwhile is no longer expired and stays.
-        self._parts["leases"] = (
-            f"MATCH (x:{lease}) WHERE {in_lease} WITH x LIMIT $page "
-            f"SET x.{n.lease_claims} = coalesce(x.{n.lease_claims}, 0) + 1 "
-            f"WITH x, {expired} AS gone FOREACH (_ IN CASE WHEN gone THEN [1] ELSE [] END | DELETE x)",
-            "sum(CASE WHEN gone THEN 1 ELSE 0 END)",
-        )
-        self._rounds: dict[tuple[str, ...], str] = {}
-        self._expired_page = (
-            f"MATCH (x:{lease}) WHERE {expired} RETURN x.{n.lease_key}, x.{run} ORDER BY x.{n.lease_key} LIMIT $page"
-        )
-        self._expired_stamps = f"MATCH (x:{lease}) WHERE {expired} RETURN 'leases', x.{run}, count(*)"
-        # Structural links are written with their nodes and carry the same run id, so nodes suffice.
-        self._runs_in_use = (
-            f"CALL () {{ MATCH (x:{doc}) WHERE x.{run} IN $runs RETURN x.{run} AS run "
-            f"UNION MATCH (x:{sec}) WHERE x.{run} IN $runs RETURN x.{run} AS run "
-            f"UNION MATCH (x:{chk}) WHERE x.{run} IN $runs RETURN x.{run} AS run "
-            f"UNION MATCH (x:{lease}) WHERE x.{run} IN $runs RETURN x.{run} AS run }} "
-            "RETURN run"
-        )
-        self._finished_runs = (
-            f"MATCH (r:{n.run_label}) WHERE r.{n.run_status} <> $running RETURN r.{n.run_key} ORDER BY r.{n.run_key}"
-        )
-        # A run node with relationships is not one the toolkit wrote; it is left alone.
-        self._delete_runs = (
-            f"MATCH (r:{n.run_label}) WHERE r.{n.run_key} IN $runs AND r.{n.run_status} <> $running "
-            "AND NOT EXISTS { (r)--() } WITH r LIMIT $page DELETE r RETURN count(r)"
-        )
+        knowledge_types = tuple(validate_identifier(t, "relationship type") for t in owned)
+        #: Relationship types a removal may find on lexical nodes: the layout's, then the extension's.
+        self.allowed_types = (*names.structural_types, *knowledge_types)
+        self.statements = RemovalStatements.render(names, knowledge_types)
 
     # ------------------------------------------------------------------ documents
 
@@ -286,34 +213,27 @@ class BatchRemover:
         """Remove ``documents`` in batches, adding to ``totals``; see the module's docstring."""
 
         async def attempt(batch: tuple[DocumentSize, ...]) -> BatchResult:
-            return await self._attempt(batch, totals)
+            ids = [document.document_id for document in batch]
+
+            async def work(tx: StoreTransaction) -> BatchResult:
+                return await self._remove_batch(tx, ids, totals)
+
+            return await self.store.write(work, attempts=WRITE_ATTEMPTS)
 
         await run_batches(
             plan_batches(documents, max_documents=batch_documents, max_bytes=batch_bytes), attempt, totals
         )
 
-    async def _attempt(self, batch: tuple[DocumentSize, ...], totals: RemovalTotals) -> BatchResult:
-        ids = [document.document_id for document in batch]
-        for attempt in range(WRITE_ATTEMPTS):
-            try:
-                async with adb.transaction:
-                    return await self._remove_batch(ids, totals)
-            except TransientError:
-                # The transaction rolled back whole; a deadlock with a writer is worth a retry.
-                if attempt + 1 == WRITE_ATTEMPTS:
-                    raise
-                await asyncio.sleep(0.05 * 2**attempt)
-        raise AssertionError("unreachable")
-
-    async def _survey_batch(self, ids: list[str]) -> _Survey:
-        rows, _ = await adb.cypher_query(self._survey, {"ids": ids})
+    async def _survey_batch(self, tx: Queries, ids: list[str]) -> _Survey:
+        rows = await tx.run(self.statements.survey, {"ids": ids}, name="maintenance.remove.survey")
+        link_kinds = self.statements.link_kinds
         stamps: dict[str, dict[str | None, int]] = {}
         expected: dict[str, int] = {}
         crossing = degree = 0
         known_runs: set[str] = set()
-        for item, run, value, known in rows:
-            count = int(value or 0)
-            if known:
+        for row in rows:
+            item, run, count = row["item"], row["run"], int(row["elements"] or 0)
+            if row["known"]:
                 known_runs.add(str(run))
             if item == "degree":
                 degree += count
@@ -321,22 +241,26 @@ class BatchRemover:
                 crossing += count
             else:
                 expected[item] = expected.get(item, 0) + count
-                kind = "links" if item in self._link_kinds else str(item)
+                kind = "links" if item in link_kinds else str(item)
                 key = None if run is None else str(run)
                 stamps.setdefault(kind, {})[key] = stamps.get(kind, {}).get(key, 0) + count
-        inside = sum(expected.get(kind, 0) for kind in self._link_kinds)
+        inside = sum(expected.get(kind, 0) for kind in link_kinds)
         excess = max(degree - 2 * inside - crossing, 0)
         unowned: list[tuple[str, int]] = []
         if excess:
-            rows, _ = await adb.cypher_query(self._unowned_types, {"ids": ids, "allowed": list(self.allowed_types)})
-            unowned = [(str(row[0]), int(row[1])) for row in rows]
+            found = await tx.run(
+                self.statements.unowned_types,
+                {"ids": ids, "allowed": list(self.allowed_types)},
+                name="maintenance.remove.unowned_types",
+            )
+            unowned = [(str(row["type"]), int(row["links"])) for row in found]
             # What the foreign types do not explain came in from other documents' nodes.
             crossing += max(excess - sum(count for _, count in unowned), 0)
         return _Survey(stamps, expected, crossing, unowned, known_runs)
 
-    async def _remove_batch(self, ids: list[str], totals: RemovalTotals) -> BatchResult:
+    async def _remove_batch(self, tx: Queries, ids: list[str], totals: RemovalTotals) -> BatchResult:
         what = f"a batch of {len(ids)} documents" if len(ids) > 1 else f"document {ids[0]}"
-        survey = await self._survey_batch(ids)
+        survey = await self._survey_batch(tx, ids)
         if survey.unowned or survey.crossing:
             reasons: list[str] = []
             if survey.unowned:
@@ -347,23 +271,25 @@ class BatchRemover:
             raise Ownership.refuse(what, "; ".join(reasons), totals.before())
         chunk_ids: list[str] = []
         if self.knowledge is not None:
-            rows, _ = await adb.cypher_query(self._chunk_ids, {"ids": ids})
-            chunk_ids = [str(row[0]) for row in rows]
+            found = await tx.run(self.statements.chunk_ids, {"ids": ids}, name="maintenance.remove.chunk_ids")
+            chunk_ids = [str(chunk) for chunk in found.column("id")]
             survey.stamps["mentions, quotes and facts"] = merge_stamps(
-                {}, await self.knowledge.run_stamps(ids, chunk_ids)
+                {}, await self.knowledge.run_stamps(tx, ids, chunk_ids)
             )
-        await self.ownership.require_owned(survey.stamps, what=what, before=totals.before(), known=survey.known_runs)
+        await self.ownership.require_owned(
+            tx, survey.stamps, what=what, before=totals.before(), known=survey.known_runs
+        )
 
         facts = facts_updated = knowledge_links = 0
         if self.knowledge is not None:
-            updates = await self.knowledge.count_fact_updates(ids)
+            updates = await self.knowledge.count_fact_updates(tx, ids)
             if updates > self.max_fact_updates:
                 raise FactUpdatesExceeded(updates, self.max_fact_updates)
-            removed = await self.knowledge.remove_for_documents(ids, chunk_ids, self.page_size)
+            removed = await self.knowledge.remove_for_documents(tx, ids, chunk_ids, self.page_size)
             knowledge_links = removed.mentions + removed.quotes
             facts, facts_updated = removed.facts_deleted, removed.facts_updated
-        links = await self._delete_in_rounds(self._link_kinds, survey.expected, ids)
-        nodes = await self._delete_in_rounds(_NODE_KINDS, survey.expected, ids)
+        links = await self._delete_in_rounds(tx, self.statements.link_kinds, survey.expected, ids)
+        nodes = await self._delete_in_rounds(tx, NODE_KINDS, survey.expected, ids)
         return BatchResult(
             documents=nodes["documents"],
             sections=nodes["sections"],
@@ -374,40 +300,34 @@ class BatchRemover:
             facts_updated=facts_updated,
         )
 
-    async def _delete_in_rounds(self, kinds: Sequence[str], expected: dict[str, int], ids: list[str]) -> dict[str, int]:
+    async def _delete_in_rounds(
+        self, tx: Queries, kinds: Sequence[str], expected: Mapping[str, int], ids: list[str]
+    ) -> dict[str, int]:
         """Delete what the survey found of ``kinds``; each round is one statement deleting at most
         ``page_size`` elements of each kind still pending, until each kind reaches its count or
         a round finds less than a page of it. Whatever is left makes the commit fail."""
         done = dict.fromkeys(kinds, 0)
         pending = [kind for kind in kinds if expected.get(kind, 0) > 0]
         while pending:
-            rows, _ = await adb.cypher_query(self._round(tuple(pending)), {"ids": ids, "page": self.page_size})
+            result = await tx.run(
+                self.statements.round(pending), {"ids": ids, "page": self.page_size}, name="maintenance.remove.round"
+            )
+            row = result.records[0]
             still: list[str] = []
-            for kind, value in zip(pending, rows[0], strict=True):
-                count = int(value or 0)
+            for i, kind in enumerate(pending):
+                count = int(row[f"k{i}"] or 0)
                 done[kind] += count
                 if done[kind] < expected[kind] and count == self.page_size:
                     still.append(kind)
             pending = still
         return done
 
-    def _round(self, kinds: tuple[str, ...]) -> str:
-        statement = self._rounds.get(kinds)
-        if statement is None:
-            calls = " ".join(
-                f"CALL () {{ {self._parts[kind][0]} RETURN {self._parts[kind][1]} AS k{i} }}"
-                for i, kind in enumerate(kinds)
-            )
-            statement = f"{calls} RETURN {', '.join(f'k{i}' for i in range(len(kinds)))}"
-            self._rounds[kinds] = statement
-        return statement
-
     # ------------------------------------------------------------------ leases and runs
 
     async def expired_lease_stamps(self) -> dict[str, dict[str | None, int]]:
         """Run stamps of every expired lease (a read)."""
-        rows, _ = await adb.cypher_query(self._expired_stamps)
-        return stamps_from_rows(rows)
+        result = await self.store.read(self.statements.expired_stamps, name="maintenance.leases.expired_stamps")
+        return stamps_from_rows(result)
 
     async def remove_expired_leases(self) -> int:
         """Delete every expired lease, ``page_size`` per transaction, each page checked before it is written.
@@ -417,24 +337,33 @@ class BatchRemover:
         """
         removed = 0
         while True:
-            async with adb.transaction:
-                rows, _ = await adb.cypher_query(self._expired_page, {"page": self.page_size})
-                keys = [str(row[0]) for row in rows]
-                stamps: dict[str | None, int] = {}
-                for _, run in rows:
-                    key = None if run is None else str(run)
-                    stamps[key] = stamps.get(key, 0) + 1
-                await self.ownership.require_owned({"leases": stamps}, what="expired leases")
-                if keys:
-                    counts = await self._delete_in_rounds(("leases",), {"leases": len(keys)}, keys)
-                    removed += counts["leases"]
-            if len(rows) < self.page_size:
+            page, found = await self.store.write(self._remove_lease_page, attempts=WRITE_ATTEMPTS)
+            removed += page
+            if found < self.page_size:
                 return removed
+
+    async def _remove_lease_page(self, tx: StoreTransaction) -> tuple[int, int]:
+        """One page of expired leases, checked then deleted: (removed, found)."""
+        rows = (
+            await tx.run(self.statements.expired_page, {"page": self.page_size}, name="maintenance.leases.expired")
+        ).records
+        stamps: dict[str | None, int] = {}
+        for row in rows:
+            key = None if row["run"] is None else str(row["run"])
+            stamps[key] = stamps.get(key, 0) + 1
+        await self.ownership.require_owned(tx, {"leases": stamps}, what="expired leases")
+        if not rows:
+            return 0, 0
+        keys = [str(row["key"]) for row in rows]
+        counts = await self._delete_in_rounds(tx, ("leases",), {"leases": len(keys)}, keys)
+        return counts["leases"], len(rows)
 
     async def finished_runs(self) -> list[str]:
         """Ids of every run that is not Running (a read)."""
-        rows, _ = await adb.cypher_query(self._finished_runs, {"running": RunStatus.RUNNING.value})
-        return [str(row[0]) for row in rows]
+        result = await self.store.read(
+            self.statements.finished_runs, {"running": RunStatus.RUNNING.value}, name="maintenance.runs.finished"
+        )
+        return [str(run) for run in result.column("run")]
 
     async def remove_runs(self, run_ids: Sequence[str]) -> int:
         """Delete the ``IngestionRun`` nodes of ``run_ids`` that nothing names any more.
@@ -443,33 +372,27 @@ class BatchRemover:
         still names (structural links are written with their nodes and carry the
         same run id), one the knowledge extension still uses, and a run node with
         relationships (the toolkit writes none). Deleting a named run would make what
-        names it look foreign.
+        names it look foreign. One write transaction per ``page_size`` run ids.
         """
         wanted = sorted(set(run_ids))
         removed = 0
         for start in range(0, len(wanted), self.page_size):
             part = wanted[start : start + self.page_size]
-            async with adb.transaction:
-                rows, _ = await adb.cypher_query(self._runs_in_use, {"runs": part})
-                in_use = {str(row[0]) for row in rows}
-                if self.knowledge is not None:
-                    in_use |= set(await self.knowledge.run_ids_in_use(part))
-                free = [run for run in part if run not in in_use]
-                if free:
-                    rows, _ = await adb.cypher_query(
-                        self._delete_runs,
-                        {"runs": free, "page": self.page_size, "running": RunStatus.RUNNING.value},
-                    )
-                    removed += int(rows[0][0]) if rows else 0
+
+            async def work(tx: StoreTransaction, part: list[str] = part) -> int:
+                return await self._remove_free_runs(tx, part)
+
+            removed += await self.store.write(work, attempts=WRITE_ATTEMPTS)
         return removed
 
-
-__all__ = [
-    "WRITE_ATTEMPTS",
-    "BatchRemover",
-    "BatchResult",
-    "FactUpdatesExceeded",
-    "RemovalTotals",
-    "plan_batches",
-    "run_batches",
-]
+    async def _remove_free_runs(self, tx: Queries, part: list[str]) -> int:
+        found = await tx.run(self.statements.runs_in_use, {"runs": part}, name="maintenance.runs.in_use")
+        in_use = {str(run) for run in found.column("run")}
+        if self.knowledge is not None:
+            in_use |= set(await self.knowledge.run_ids_in_use(tx, part))
+        free = [run for run in part if run not in in_use]
+        if not free:
+            return 0
+        parameters: dict[str, Any] = {"runs": free, "page": self.page_size, "running": RunStatus.RUNNING.value}
+        deleted = await tx.run(self.statements.delete_runs, parameters, name="maintenance.runs.delete")
+        return int(deleted.value("runs", 0))

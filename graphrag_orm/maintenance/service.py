@@ -17,14 +17,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-from neomodel import adb
-from pydantic import Field
-
 from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.ingestion import IngestionReceipt, IngestionService
 from graphrag_orm.maintenance.health import HealthChecks
-from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
+from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance, ThingsRemoval
+from graphrag_orm.maintenance.options import MaintenanceOptions
 from graphrag_orm.maintenance.ownership import Ownership, counted, merge_stamps
 from graphrag_orm.maintenance.removal import BatchRemover, RemovalTotals
 from graphrag_orm.maintenance.reports import (
@@ -38,54 +36,37 @@ from graphrag_orm.maintenance.scope import DocumentSize, ScopeReader
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.schema import Schema, SchemaDefinition
 from graphrag_orm.sources import Source
+from graphrag_orm.store import Store, StoreTransaction
 from graphrag_orm.tracing import SpanName, span
-from graphrag_orm.values import Limit, Options
+from graphrag_orm.values import Limit
 
-MIB = 1 << 20
-
-
-class MaintenanceOptions(Options):
-    """Bounds of removal; a value outside them is ``ConfigurationError("invalid-option")``."""
-
-    batch_documents: int = Field(100, ge=1, le=1_000, description="documents per batch (one transaction)")
-    batch_bytes: int = Field(8 * MIB, ge=1 << 10, le=256 * MIB, description="source bytes per batch")
-    page_size: int = Field(1_000, ge=1, le=100_000, description="elements touched per statement")
-    max_fact_updates: int = Field(
-        100_000, ge=1, le=10_000_000, description="facts one batch may update; over it the batch is halved"
-    )
+__all__ = ["MaintenanceService"]
 
 
 class MaintenanceService:
-    """Maintenance of one layout and embedding set.
+    """Maintenance of one layout and embedding set, through ``store``.
 
-    ``ingestion`` is needed only by :meth:`reingest_changed`; ``expected_schema``
-    defaults to ``Schema.definitions(model.layout, embedding_set)``; ``knowledge`` is
-    the extraction's :class:`KnowledgeMaintenance` (without it, a relationship the
-    layout does not own on a document, section or chunk refuses its batch).
-    Bounds: ``batch_documents`` 1..1,000 (100), ``batch_bytes`` 1 KiB..256 MiB
-    (8 MiB), ``page_size`` 1..100,000 (1,000), ``max_fact_updates`` 1..10,000,000
-    (100,000); outside them ``ConfigurationError("invalid-option")``.
+    ``options`` bound batches, pages and fact updates (:class:`MaintenanceOptions`;
+    its defaults when None). ``ingestion`` is needed only by :meth:`reingest_changed`;
+    ``expected_schema`` defaults to ``Schema.definitions(model.layout, embedding_set)``;
+    ``knowledge`` is the extraction's :class:`KnowledgeMaintenance` (without it, a
+    relationship the layout does not own on a document, section or chunk refuses its
+    batch). The service holds no session: every call reads and writes through ``store``.
     """
 
     def __init__(
         self,
+        store: Store,
         model: LexicalModel,
         embedding_set: EmbeddingSet,
         *,
+        options: MaintenanceOptions | None = None,
         ingestion: IngestionService | None = None,
         expected_schema: Sequence[SchemaDefinition] | None = None,
         knowledge: KnowledgeMaintenance | None = None,
-        batch_documents: int = 100,
-        batch_bytes: int = 8 * MIB,
-        page_size: int = 1_000,
-        max_fact_updates: int = 100_000,
     ) -> None:
-        self.options = MaintenanceOptions(
-            batch_documents=batch_documents,
-            batch_bytes=batch_bytes,
-            page_size=page_size,
-            max_fact_updates=max_fact_updates,
-        )
+        self.store = store
+        self.options = options or MaintenanceOptions()
         self.model = model
         self.embedding_set = embedding_set
         self.ingestion = ingestion
@@ -93,16 +74,18 @@ class MaintenanceService:
         self.expected_schema = (
             list(expected_schema) if expected_schema is not None else Schema.definitions(model.layout, embedding_set)
         )
-        self._ownership = Ownership(model)
+        names = model.names
+        self._ownership = Ownership(names)
         self._remover = BatchRemover(
-            model,
+            store,
+            names,
             ownership=self._ownership,
             knowledge=knowledge,
             page_size=self.options.page_size,
             max_fact_updates=self.options.max_fact_updates,
         )
-        self._scope = ScopeReader(model, self._remover.allowed_types)
-        self._health = HealthChecks(model, embedding_set, self.expected_schema, knowledge=knowledge)
+        self._scope = ScopeReader(store, names, self._remover.allowed_types)
+        self._health = HealthChecks(store, model, embedding_set, self.expected_schema, knowledge=knowledge)
 
     # ----------------------------------------------------------------- ingest
 
@@ -159,41 +142,9 @@ class MaintenanceService:
         not_found: tuple[str, ...] = ()
         with span(SpanName.REMOVE, scope="everything" if scope.is_everything else "scoped") as traced:
             if scope.is_everything:
-                await self._check_whole_graph()
-                async for page in self._scope.all_documents():
-                    await self._remove(page, totals)
-                async for page in self._scope.orphan_groups():
-                    await self._remove(page, totals)
-                if self.knowledge is not None:
-                    # With every document gone, every thing is an orphan: a reset leaves none.
-                    await self._ownership.require_owned(
-                        {"things and facts": merge_stamps({}, await self.knowledge.orphan_run_stamps())},
-                        what="things",
-                    )
-                    await self._remove_orphan_things(totals)
-                totals.runs += await self._remover.remove_runs(await self._remover.finished_runs())
+                await self._reset_everything(totals)
             else:
-                if scope.document_ids is not None:
-                    named = await self._scope.named_documents(scope.document_ids)
-                    await self._ownership.require_owned(
-                        {"documents": named.stamps}, what=counted(len(named.found), "documents"), known=named.known_runs
-                    )
-                    not_found = named.not_found
-                    chosen = list(named.found)
-                    if self.knowledge is not None:
-                        # Facts may still list an id with nothing else stored: take it off them.
-                        chosen += [DocumentSize(document_id, 0) for document_id in not_found]
-                if scope.run_ids is not None:
-                    strangers = await self._scope.unknown_runs_in_use(scope.run_ids)
-                    await self._ownership.require_owned(
-                        {"documents": strangers}, what=f"the documents of {counted(len(scope.run_ids), 'runs')}"
-                    )
-                if scope.document_ids is not None:
-                    await self._remove(chosen, totals)
-                if scope.run_ids is not None:
-                    async for page in self._scope.documents_of_runs(scope.run_ids):
-                        await self._remove(page, totals)
-                    totals.runs += await self._remover.remove_runs(scope.run_ids)
+                not_found = await self._reset_scoped(scope, totals)
             traced.set("documents", totals.documents)
             traced.set("chunks", totals.chunks)
             traced.set("batches", totals.batches)
@@ -215,8 +166,8 @@ class MaintenanceService:
             stamps = await self._scope.orphan_stamps()
             stamps.update(await self._remover.expired_lease_stamps())
             if self.knowledge is not None:
-                stamps["things and facts"] = merge_stamps({}, await self.knowledge.orphan_run_stamps())
-            await self._ownership.require_owned(stamps, what="orphans")
+                stamps["things and facts"] = merge_stamps({}, await self.knowledge.orphan_run_stamps(self.store.reader))
+            await self._ownership.require_owned(self.store.reader, stamps, what="orphans")
             async for page in self._scope.orphan_groups():
                 await self._remove(page, totals)
             totals.leases += await self._remover.remove_expired_leases()
@@ -246,10 +197,49 @@ class MaintenanceService:
             batch_bytes=self.options.batch_bytes,
         )
 
+    async def _reset_everything(self, totals: RemovalTotals) -> None:
+        await self._check_whole_graph()
+        async for page in self._scope.all_documents():
+            await self._remove(page, totals)
+        async for page in self._scope.orphan_groups():
+            await self._remove(page, totals)
+        if self.knowledge is not None:
+            # With every document gone, every thing is an orphan: a reset leaves none.
+            stamps = merge_stamps({}, await self.knowledge.orphan_run_stamps(self.store.reader))
+            await self._ownership.require_owned(self.store.reader, {"things and facts": stamps}, what="things")
+            await self._remove_orphan_things(totals)
+        totals.runs += await self._remover.remove_runs(await self._remover.finished_runs())
+
+    async def _reset_scoped(self, scope: ResetScope, totals: RemovalTotals) -> tuple[str, ...]:
+        """Check every chosen document and run first, then remove them; returns the ids with nothing stored."""
+        reader = self.store.reader
+        not_found: tuple[str, ...] = ()
+        chosen: list[DocumentSize] = []
+        if scope.document_ids is not None:
+            named = await self._scope.named_documents(scope.document_ids)
+            what = counted(len(named.found), "documents")
+            await self._ownership.require_owned(reader, {"documents": named.stamps}, what=what, known=named.known_runs)
+            not_found = named.not_found
+            chosen = list(named.found)
+            if self.knowledge is not None:
+                # Facts may still list an id with nothing else stored: take it off them.
+                chosen += [DocumentSize(document_id, 0) for document_id in not_found]
+        if scope.run_ids is not None:
+            strangers = await self._scope.unknown_runs_in_use(scope.run_ids)
+            what = f"the documents of {counted(len(scope.run_ids), 'runs')}"
+            await self._ownership.require_owned(reader, {"documents": strangers}, what=what)
+        if scope.document_ids is not None:
+            await self._remove(chosen, totals)
+        if scope.run_ids is not None:
+            async for page in self._scope.documents_of_runs(scope.run_ids):
+                await self._remove(page, totals)
+            totals.runs += await self._remover.remove_runs(scope.run_ids)
+        return not_found
+
     async def _check_whole_graph(self) -> None:
         """Before a reset of everything: refuse untouched unless the whole lexical graph is the toolkit's."""
         stamps, unowned = await self._scope.graph_stamps()
-        await self._ownership.require_owned(stamps, what="every document")
+        await self._ownership.require_owned(self.store.reader, stamps, what="every document")
         if unowned:
             listed = ", ".join(f"{kind}: {count}" for kind, count in unowned)
             raise Ownership.refuse(
@@ -257,11 +247,16 @@ class MaintenanceService:
             )
 
     async def _remove_orphan_things(self, totals: RemovalTotals) -> None:
-        assert self.knowledge is not None
+        """Orphan things in pages, a write transaction each, until a page comes back short."""
+        knowledge = self.knowledge
+        assert knowledge is not None
         page = self.options.page_size
+
+        async def work(tx: StoreTransaction) -> ThingsRemoval:
+            return await knowledge.remove_orphan_things(tx, page)
+
         while True:
-            async with adb.transaction:
-                removed = await self.knowledge.remove_orphan_things(page)
+            removed = await self.store.write(work)
             totals.things += removed.things
             totals.facts += removed.facts
             if removed.things < page:
@@ -285,6 +280,3 @@ class MaintenanceService:
             limits_reached=limits,
             elapsed_seconds=round(time.monotonic() - began, 3),
         )
-
-
-__all__ = ["MaintenanceOptions", "MaintenanceService"]

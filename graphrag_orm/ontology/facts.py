@@ -10,26 +10,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from neomodel import adb
+from graphrag_orm.store import Queries
+
+__all__ = ["take_documents_off_facts"]
+
+_LOCK_ENDS = "UNWIND $ids AS id MATCH (a)-[f]->(b) WHERE elementId(f) = id SET a += {}, b += {}"
+_REWRITE = (
+    "UNWIND $ids AS id MATCH ()-[f]->() WHERE elementId(f) = id "
+    "WITH f, [d IN f.documentIds WHERE NOT d IN $documents] AS rest "
+    "CALL (f, rest) { WITH f, rest WHERE size(rest) = 0 DELETE f RETURN 1 AS gone "
+    "UNION ALL WITH f, rest WHERE size(rest) > 0 SET f.documentIds = rest RETURN 0 AS gone } "
+    "RETURN sum(gone) AS deleted, count(*) AS facts"
+)
 
 
-async def take_documents_off_facts(fact_ids: Sequence[str], documents: Sequence[str]) -> tuple[int, int]:
+async def take_documents_off_facts(tx: Queries, fact_ids: Sequence[str], documents: Sequence[str]) -> tuple[int, int]:
     """Rewrite the facts (by element id) without ``documents``; returns (updated, deleted).
 
-    Runs in the caller's transaction (neomodel's ``adb``); never opens one of its own.
+    Both statements run in ``tx``, the caller's write transaction (the document's
+    re-ingestion or the removal's batch); it never opens a transaction of its own.
     """
     if not fact_ids:
         return 0, 0
-    await adb.cypher_query(
-        "UNWIND $ids AS id MATCH (a)-[f]->(b) WHERE elementId(f) = id SET a += {}, b += {}", {"ids": list(fact_ids)}
+    await tx.run(_LOCK_ENDS, {"ids": list(fact_ids)}, name="ontology.facts.lock")
+    result = await tx.run(
+        _REWRITE, {"ids": list(fact_ids), "documents": list(documents)}, name="ontology.facts.rewrite"
     )
-    rows, _ = await adb.cypher_query(
-        "UNWIND $ids AS id MATCH ()-[f]->() WHERE elementId(f) = id "
-        "WITH f, [d IN f.documentIds WHERE NOT d IN $documents] AS rest "
-        "CALL (f, rest) { WITH f, rest WHERE size(rest) = 0 DELETE f RETURN 1 AS gone "
-        "UNION ALL WITH f, rest WHERE size(rest) > 0 SET f.documentIds = rest RETURN 0 AS gone } "
-        "RETURN sum(gone), count(*)",
-        {"ids": list(fact_ids), "documents": list(documents)},
-    )
-    deleted, total = int(rows[0][0] or 0), int(rows[0][1] or 0)
+    row = result.single() or {}
+    deleted, total = int(row.get("deleted") or 0), int(row.get("facts") or 0)
     return total - deleted, deleted

@@ -1,8 +1,11 @@
-"""Retrieval: vector and full-text routes fused by rank, a bounded budget, context and scope."""
+"""Retrieval: vector, full-text and graph routes fused by rank, a bounded budget, context and scope."""
 
-from graphrag_orm.retrieval.fusion import RRF_K, Candidate, fuse
+from graphrag_orm.errors import QuestionRefused, RetrievalFailed, ScopeError
+from graphrag_orm.retrieval.fusion import RRF_K
+from graphrag_orm.retrieval.graph import GraphOptions
 from graphrag_orm.retrieval.lucene import to_query
-from graphrag_orm.retrieval.options import CypherExpansion, RetrievalOptions, Retrievers, Turn
+from graphrag_orm.retrieval.options import CypherExpansion, RetrievalOptions, Retrievers
+from graphrag_orm.retrieval.question import check_question
 from graphrag_orm.retrieval.scope import (
     CypherScope,
     DocumentFilter,
@@ -12,15 +15,15 @@ from graphrag_orm.retrieval.scope import (
     Scope,
     SectionsScope,
 )
-from graphrag_orm.retrieval.service import QuestionRefused, RetrievalFailed, Retriever
+from graphrag_orm.retrieval.service import Retriever
 
 __all__ = [
     "RRF_K",
-    "Candidate",
     "CypherExpansion",
     "CypherScope",
     "DocumentFilter",
     "DocumentsScope",
+    "GraphOptions",
     "MetadataScope",
     "QuestionRefused",
     "ResolvedScope",
@@ -29,8 +32,8 @@ __all__ = [
     "Retriever",
     "Retrievers",
     "Scope",
+    "ScopeError",
     "SectionsScope",
-    "Turn",
-    "fuse",
+    "check_question",
     "to_query",
 ]

@@ -14,6 +14,8 @@ from graphrag_orm.codes import LimitName
 from graphrag_orm.evidence import EvidenceItem
 from graphrag_orm.values import Limit
 
+__all__ = ["Budgeted", "apply_budget", "cut_at_boundary"]
+
 
 @dataclass(frozen=True)
 class Budgeted:

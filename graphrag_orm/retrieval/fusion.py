@@ -1,16 +1,22 @@
-"""Reciprocal rank fusion: ranks, never raw scores, are combined.
+"""Reciprocal rank fusion: ranks, never raw scores, are combined, in one place.
 
-Each route's list is ranked from 1; an item's fused score is the sum over routes of
-``1 / (k + rank)`` with k = 60. Items are keyed by chunk id; ties are broken by chunk
-id, so the order is deterministic.
+Each route's list is ranked from 1 in the order the route gives (score, then chunk
+id); an item's fused score is the sum over routes of ``1 / (k + rank)`` with k = 60.
+Items are keyed by chunk id; ties are broken by chunk id, so the order is
+deterministic. Fusion runs on the server, inside the statement that then projects the
+winners (:data:`FUSE`), so unscoped hybrid retrieval is one round trip; the graph
+route's candidates join it as a parameter (:func:`ranked_hits`), the same fusion.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from graphrag_orm.evidence import Route, RouteRank
+
+__all__ = ["FUSE", "RRF_K", "Candidate", "dedupe", "hits_of", "ranked_hits", "route_ranks"]
 
 RRF_K = 60
 
@@ -21,13 +27,6 @@ class Candidate:
 
     chunk_id: str
     score: float
-
-
-@dataclass(frozen=True)
-class Fused:
-    chunk_id: str
-    score: float
-    routes: tuple[RouteRank, ...]
 
 
 def dedupe(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -41,16 +40,44 @@ def dedupe(candidates: Sequence[Candidate]) -> list[Candidate]:
     return kept
 
 
-def fuse(lists: Mapping[Route, Sequence[Candidate]], k: int = RRF_K) -> list[Fused]:
-    """Fuse ranked lists by RRF; highest fused score first, ties by chunk id."""
-    scores: dict[str, float] = {}
-    ranks: dict[str, list[RouteRank]] = {}
-    for route in sorted(lists, key=lambda r: r.value):
-        for position, candidate in enumerate(dedupe(lists[route]), start=1):
-            share = 1.0 / (k + position)
-            scores[candidate.chunk_id] = scores.get(candidate.chunk_id, 0.0) + share
-            ranks.setdefault(candidate.chunk_id, []).append(
-                RouteRank(route=route, rank=position, native_score=candidate.score, rank_score=share)
-            )
-    ordered = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
-    return [Fused(chunk_id, scores[chunk_id], tuple(ranks[chunk_id])) for chunk_id in ordered]
+def ranked_hits(route: Route, candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
+    """A route's candidates as the hits :data:`FUSE` reads, ranked from 1 in their order."""
+    return [
+        {"id": candidate.chunk_id, "score": candidate.score, "route": route.value, "rank": rank}
+        for rank, candidate in enumerate(dedupe(candidates), start=1)
+    ]
+
+
+def hits_of(column: str, route: Route) -> str:
+    """A Cypher expression ranking the ``[{id, score}]`` list ``column`` from 1 as hits of ``route``."""
+    return (
+        f"[i IN range(0, size({column}) - 1) | "
+        f"{{id: {column}[i].id, score: {column}[i].score, route: '{route.value}', rank: i + 1}}]"
+    )
+
+
+#: Fuses ``hits`` (``{id, score, route, rank}`` maps) into ``total`` (chunks fused) and
+#: ``top`` (at most ``$maxItems`` of ``{id, score, ranks}``, best first, ties by id),
+#: always keeping the chunks in ``$reserved`` (ids that every ``top`` must hold).
+FUSE = (
+    "CALL (hits) { UNWIND hits AS hit "
+    "WITH hit.id AS id, collect(hit {.route, .rank, .score}) AS ranks, sum(1.0 / ($rrf + hit.rank)) AS fused "
+    "ORDER BY fused DESC, id "
+    "WITH collect({id: id, score: fused, ranks: ranks}) AS ranked "
+    "WITH ranked, [x IN ranked WHERE NOT x.id IN $reserved][..($maxItems - size($reserved))] AS others "
+    "WITH ranked, [x IN others | x.id] AS kept "
+    "RETURN size(ranked) AS total, [x IN ranked WHERE x.id IN $reserved OR x.id IN kept] AS top } "
+)
+
+
+def route_ranks(ranks: Sequence[Mapping[str, Any]], k: int = RRF_K) -> tuple[RouteRank, ...]:
+    """One fused item's ``ranks`` as values, in route-name order."""
+    return tuple(
+        RouteRank(
+            route=Route(rank["route"]),
+            rank=int(rank["rank"]),
+            native_score=float(rank["score"]),
+            rank_score=1.0 / (k + int(rank["rank"])),
+        )
+        for rank in sorted(ranks, key=lambda r: str(r["route"]))
+    )

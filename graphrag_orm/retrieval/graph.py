@@ -7,7 +7,8 @@ thing with more than ``max_degree`` facts, and at most ``max_facts`` per questio
 bound reached is reported. A fact's evidence is the chunks that mention both its ends
 (so citations always come from chunks), and those become the route's ranked candidates,
 fused by rank with the other routes. The facts themselves are given to the model as
-labelled context, never as citations.
+labelled context, never as citations. The route's statements run in one read
+transaction, so it reads one consistent graph.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from neomodel import adb
 from pydantic import Field
 
 from graphrag_orm.codes import LimitName
@@ -24,8 +24,12 @@ from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.fusion import Candidate
 from graphrag_orm.retrieval.lucene import to_query
-from graphrag_orm.store.batches import NodeWrites
+from graphrag_orm.retrieval.scope import ResolvedScope
+from graphrag_orm.retrieval.statements import GraphStatements
+from graphrag_orm.store import Store, StoreTransaction
 from graphrag_orm.values import Limit, Options
+
+__all__ = ["FactHit", "GraphOptions", "GraphResult", "GraphRoute", "describe_facts"]
 
 
 class GraphOptions(Options):
@@ -62,32 +66,35 @@ class GraphResult:
 class GraphRoute:
     """Runs the graph route for one layout and ontology; reads only."""
 
-    def __init__(self, model: LexicalModel, ontology: Ontology) -> None:
+    def __init__(self, store: Store, model: LexicalModel, ontology: Ontology) -> None:
+        self.store = store
         self.ontology = ontology
-        chunks = NodeWrites(model.chunk)
-        self.chunk_label, self.chunk_key = chunks.label, chunks.key
-        self.chunk_document = chunks.stored("document_id")
-        self.names_index = ontology.names_index_name(model.layout)
-        self.fact_types = "|".join(ontology.fact_types)
-        self.mention = ontology.mention_type
-        self.labels = ontology.labels
+        self.statements = GraphStatements.of(model, ontology)
 
     async def run(
+        self, question: str, anchor_chunks: list[str], options: GraphOptions, scope: ResolvedScope | None = None
+    ) -> GraphResult:
+        """Candidates and fact context; with ``scope``, only grounding chunks inside it are
+        kept, and so only the facts they ground are shown."""
+        if not self.ontology.fact_types:
+            return GraphResult([], [], [], 0)
+
+        async def work(tx: StoreTransaction) -> GraphResult:
+            return await self._run(tx, question, anchor_chunks, options, scope)
+
+        return await self.store.read_work(work)
+
+    async def _run(
         self,
+        tx: StoreTransaction,
         question: str,
         anchor_chunks: list[str],
         options: GraphOptions,
-        scope_filter: tuple[str, dict[str, Any]] | None = None,
+        scope: ResolvedScope | None,
     ) -> GraphResult:
-        """Candidates and fact context; ``scope_filter`` (a condition on ``c`` and its parameters)
-        keeps grounding chunks, and so the facts shown, inside a scope."""
-        limits: list[Limit] = []
-        if not self.fact_types:
-            return GraphResult([], [], limits, 0)
-        anchors = await self._anchors(question, anchor_chunks, options)
-        facts, reached = await self._expand(anchors, options)
-        limits.extend(reached)
-        grounding = await self._grounding(facts, options.chunks_per_fact, scope_filter)
+        anchors = await self._anchors(tx, question, anchor_chunks, options)
+        facts, limits = await self._expand(tx, anchors, options)
+        grounding = await self._grounding(tx, facts, options.chunks_per_fact, scope)
         candidates: list[Candidate] = []
         seen: set[str] = set()
         for fact in facts:
@@ -103,38 +110,38 @@ class GraphRoute:
         ]
         return GraphResult(candidates, context, limits, len(facts))
 
-    async def _anchors(self, question: str, anchor_chunks: list[str], options: GraphOptions) -> list[str]:
+    async def _anchors(
+        self, tx: StoreTransaction, question: str, anchor_chunks: list[str], options: GraphOptions
+    ) -> list[str]:
         """Element ids of anchor things, best first: those the top chunks mention, then names matching the question."""
+        st = self.statements
         found: list[str] = []
         if anchor_chunks:
-            rows, _ = await adb.cypher_query(
-                f"UNWIND range(0, size($ids) - 1) AS position "
-                f"MATCH (c:{self.chunk_label} {{{self.chunk_key}: $ids[position]}})<-[:{self.mention}]-(t) "
-                "WITH t, min(position) AS first RETURN elementId(t) ORDER BY first, elementId(t) LIMIT $k",
+            result = await tx.run(
+                st.anchors_by_chunks,
                 {"ids": anchor_chunks, "k": options.max_anchors},
+                name="retrieval.graph.anchors.chunks",
             )
-            found.extend(row[0] for row in rows)
+            found.extend(result.column("thing"))
         query = to_query(question)
         if query:
-            rows, _ = await adb.cypher_query(
-                "CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score "
-                "RETURN elementId(node) ORDER BY score DESC, elementId(node)",
-                {"index": self.names_index, "query": query, "k": options.max_anchors},
+            result = await tx.run(
+                st.anchors_by_names,
+                {"index": st.names_index, "query": query, "k": options.max_anchors},
+                name="retrieval.graph.anchors.names",
             )
-            found.extend(row[0] for row in rows)
+            found.extend(result.column("thing"))
         return list(dict.fromkeys(found))[: options.max_anchors]
 
-    async def _expand(self, anchors: list[str], options: GraphOptions) -> tuple[list[FactHit], list[Limit]]:
+    async def _expand(
+        self, tx: StoreTransaction, anchors: list[str], options: GraphOptions
+    ) -> tuple[list[FactHit], list[Limit]]:
         limits: list[Limit] = []
         if not anchors:
             return [], limits
         # Hubs are neither anchors to expand from nor things to pass through.
-        rows, _ = await adb.cypher_query(
-            f"UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id "
-            f"RETURN id, COUNT {{ (t)-[:{self.fact_types}]-() }} AS degree",
-            {"ids": anchors},
-        )
-        degree = {row[0]: int(row[1]) for row in rows}
+        result = await tx.run(self.statements.degree, {"ids": anchors}, name="retrieval.graph.degree")
+        degree = {row["thing"]: int(row["degree"]) for row in result}
         frontier = [a for a in anchors if degree.get(a, 0) <= options.max_degree]
         if len(frontier) < len(anchors):
             limits.append(Limit(name=LimitName.MAX_DEGREE, value=options.max_degree))
@@ -146,28 +153,26 @@ class GraphRoute:
             hop += 1
             remaining = options.max_facts - len(facts)
             # Facts come in the order of the frontier thing they start from (best anchor first).
-            rows, _ = await adb.cypher_query(
-                f"UNWIND range(0, size($frontier) - 1) AS position "
-                f"MATCH (t) WHERE elementId(t) = $frontier[position] "
-                f"MATCH (t)-[f:{self.fact_types}]-(other) "
-                f"WITH f, other, min(position) AS origin, COUNT {{ (other)-[:{self.fact_types}]-() }} AS degree "
-                "RETURN elementId(f), type(f), startNode(f).name, endNode(f).name, elementId(other), degree "
-                "ORDER BY origin, type(f), elementId(f) LIMIT $limit",
+            result = await tx.run(
+                self.statements.expand,
                 {"frontier": frontier, "limit": remaining + 1 + len(seen_facts)},
+                name="retrieval.graph.expand",
             )
             next_frontier: list[str] = []
             hub_skipped = False
-            for element_id, fact_type, source, target, other, other_degree in rows:
+            for row in result:
+                element_id = row["fact"]
                 if element_id in seen_facts:
                     continue
                 if len(facts) == options.max_facts:
                     limits.append(Limit(name=LimitName.MAX_FACTS, value=options.max_facts))
                     return facts, limits
                 seen_facts.add(element_id)
-                facts.append(FactHit(element_id, fact_type, source, target, hop))
+                facts.append(FactHit(element_id, row["factType"], row["source"], row["target"], hop))
+                other = row["other"]
                 if other not in visited:
                     visited.add(other)
-                    if int(other_degree) > options.max_degree:
+                    if int(row["degree"]) > options.max_degree:
                         hub_skipped = True
                     else:
                         next_frontier.append(other)
@@ -179,22 +184,22 @@ class GraphRoute:
         return facts, limits
 
     async def _grounding(
-        self, facts: list[FactHit], per_fact: int, scope_filter: tuple[str, dict[str, Any]] | None
+        self, tx: StoreTransaction, facts: list[FactHit], per_fact: int, scope: ResolvedScope | None
     ) -> dict[str, list[str]]:
         """For each fact, the chunks (of documents that state it) mentioning both of its ends."""
         if not facts:
             return {}
-        condition, params = scope_filter if scope_filter else ("true", {})
-        rows, _ = await adb.cypher_query(
-            f"UNWIND $ids AS id MATCH (a)-[f]->(b) WHERE elementId(f) = id "
-            f"MATCH (a)-[:{self.mention}]->(c:{self.chunk_label})<-[:{self.mention}]-(b) "
-            f"WHERE c.{self.chunk_document} IN f.documentIds AND {condition} "
-            f"WITH id, c ORDER BY c.{self.chunk_key} "
-            f"RETURN id, collect(DISTINCT c.{self.chunk_key})[..$perFact]",
-            {"ids": [fact.element_id for fact in facts], "perFact": per_fact, **params},
+        st = self.statements
+        result = await tx.run(
+            st.grounding_scoped if scope is not None else st.grounding,
+            {
+                "ids": [fact.element_id for fact in facts],
+                "perFact": per_fact,
+                **(scope.parameters if scope is not None else {}),
+            },
+            name="retrieval.graph.grounding",
         )
-        found: dict[str, list[str]] = {row[0]: list(row[1]) for row in rows if row[1]}
-        return found
+        return {row["fact"]: list(row["chunks"]) for row in result if row["chunks"]}
 
 
 def describe_facts(result: GraphResult) -> dict[str, Any]:

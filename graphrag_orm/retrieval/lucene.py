@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+__all__ = ["MAX_TERMS", "escape_term", "to_query"]
+
 #: Lucene classic syntax characters (``&&`` and ``||`` are covered by ``&`` and ``|``).
 _SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
 _OPERATORS = frozenset({"AND", "OR", "NOT"})

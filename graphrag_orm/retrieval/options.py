@@ -1,4 +1,4 @@
-"""Retrieval settings: routes, candidate lists, the evidence budget, context, scope and history."""
+"""Retrieval settings: routes, candidate lists, the evidence budget, context and scope."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from pydantic import Field
 from graphrag_orm.evidence import Route
 from graphrag_orm.retrieval.graph import GraphOptions
 from graphrag_orm.retrieval.scope import Scope
-from graphrag_orm.values import Options, Value
+from graphrag_orm.values import Options
+
+__all__ = ["CypherExpansion", "RetrievalOptions", "Retrievers"]
 
 
 class CypherExpansion(Options):
@@ -26,13 +28,6 @@ class CypherExpansion(Options):
     max_rows: int = Field(50, ge=1, le=1_000)
 
 
-class Turn(Value):
-    """An earlier turn of a conversation: the question and, optionally, its answer."""
-
-    question: str
-    answer: str | None = None
-
-
 class RetrievalOptions(Options):
     """What to search and how much evidence to keep; every bound has a default and a maximum."""
 
@@ -47,7 +42,6 @@ class RetrievalOptions(Options):
     scope: Scope | None = None
     scope_exact_chunks: int = Field(10_000, ge=1, le=100_000)
     graph: GraphOptions = GraphOptions()
-    history: tuple[Turn, ...] = ()
 
     def with_cypher_expansion(self, cypher: str, parameters: dict[str, Any] | None = None) -> RetrievalOptions:
         """A copy that runs ``cypher`` as a context expansion (validated)."""
@@ -56,9 +50,6 @@ class RetrievalOptions(Options):
 
     def with_scope(self, scope: Scope | None) -> RetrievalOptions:
         return self.model_copy(update={"scope": scope})
-
-    def with_history(self, history: tuple[Turn, ...] | list[Turn]) -> RetrievalOptions:
-        return self.model_copy(update={"history": tuple(history)})
 
 
 class Retrievers:

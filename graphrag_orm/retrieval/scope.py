@@ -1,10 +1,13 @@
 """Scoped search: keep retrieval inside chosen documents, sections, metadata or a Cypher query.
 
 Every scope resolves to documents, each whole or limited to byte ranges, before any
-search (at most 10,000 documents: a metadata or Cypher scope that matches more keeps
-the first by id and reports ``ScopeDocuments``). Routes then search inside it, and
-every item and neighbour is checked against the resolved scope again before it
-becomes evidence (:meth:`ResolvedScope.contains`).
+search: at most 10,000 documents; a metadata or Cypher scope that matches more keeps
+the first 10,000 by id and reports ``ScopeDocuments``. Only documents that exist count.
+A Cypher scope is the application's query: it runs once (never retried) in a read
+transaction with its timeout, and at most 100,000 of its rows are read (more is
+reported as ``ScopeRows``, and the documents are those of the rows read). Routes then
+search inside the scope, and every item and neighbour is checked against it again
+before it becomes evidence (:meth:`ResolvedScope.contains`).
 """
 
 from __future__ import annotations
@@ -13,16 +16,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from neomodel import adb
 from pydantic import Field
 
-from graphrag_orm.codes import LimitName
-from graphrag_orm.errors import GraphRagError
-from graphrag_orm.models import LexicalModel
-from graphrag_orm.store.batches import NodeWrites
+from graphrag_orm.codes import ErrorCode, LimitName
+from graphrag_orm.errors import ScopeError
+from graphrag_orm.retrieval.statements import METADATA_FIELDS, RetrievalStatements
+from graphrag_orm.store import Store
 from graphrag_orm.values import Limit, Options
 
+__all__ = [
+    "MAX_SCOPE_DOCUMENTS",
+    "MAX_SCOPE_ROWS",
+    "CypherScope",
+    "DocumentFilter",
+    "DocumentsScope",
+    "MetadataScope",
+    "ResolvedScope",
+    "Scope",
+    "ScopeError",
+    "ScopeResolver",
+    "SectionsScope",
+]
+
 MAX_SCOPE_DOCUMENTS = 10_000
+#: Rows of a Cypher scope's query read at most.
+MAX_SCOPE_ROWS = 100_000
 
 
 class DocumentsScope(Options):
@@ -68,18 +86,16 @@ class CypherScope(Options):
 Scope = Annotated[DocumentsScope | SectionsScope | MetadataScope | CypherScope, Field(discriminator="kind")]
 
 
-class ScopeError(GraphRagError):
-    """A scope query failed or returned something that is not a scope (``invalid-scope``)."""
-
-
 @dataclass(frozen=True)
 class ResolvedScope:
-    """Documents, each whole (no ranges) or limited to byte ranges; plus the chunk count."""
+    """Documents, each whole (no ranges) or limited to byte ranges; the scope's and the graph's chunk counts."""
 
     kind: str
     ranges: dict[str, tuple[tuple[int, int], ...] | None] = field(default_factory=dict)
     chunks: int = 0
     limits: tuple[Limit, ...] = ()
+    #: Chunks in the whole graph when the scope was resolved (sizes an over-fetch).
+    total_chunks: int = 0
 
     @property
     def document_ids(self) -> list[str]:
@@ -103,6 +119,11 @@ class ResolvedScope:
     def whole_documents(self) -> list[str]:
         return sorted(doc for doc, spans in self.ranges.items() if spans is None)
 
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """``$whole`` and ``$ranges``, the parameters of every statement that filters by the scope."""
+        return {"whole": self.whole_documents, "ranges": self.range_rows}
+
     def contains(self, document_id: str, start_byte: int, end_byte: int) -> bool:
         """Whether a chunk lies inside the scope: its document whole, or wholly inside one range."""
         if document_id not in self.ranges:
@@ -111,136 +132,110 @@ class ResolvedScope:
         return spans is None or any(start <= start_byte and end_byte <= end for start, end in spans)
 
 
+Ranges = dict[str, tuple[tuple[int, int], ...] | None]
+
+
 class ScopeResolver:
     """Resolves scopes against one layout's graph; reads only."""
 
-    def __init__(self, model: LexicalModel) -> None:
-        self.documents = NodeWrites(model.document)
-        self.sections = NodeWrites(model.section)
-        self.chunks = NodeWrites(model.chunk)
+    def __init__(self, store: Store, statements: RetrievalStatements) -> None:
+        self.store = store
+        self.statements = statements
 
     async def resolve(self, scope: DocumentsScope | SectionsScope | MetadataScope | CypherScope) -> ResolvedScope:
+        """The scope's documents and ranges, counted; ``ScopeError("invalid-scope")`` when a
+        Cypher scope's query fails or returns no ``documentId`` column."""
         if isinstance(scope, DocumentsScope):
-            ranges: dict[str, tuple[tuple[int, int], ...] | None] = {}
-            existing = await self._existing(list(scope.document_ids))
-            for doc in existing:
-                ranges[doc] = None
-            return await self._counted(scope.kind, ranges, ())
+            existing, _ = await self._existing(scope.document_ids)
+            return await self._counted(scope.kind, dict.fromkeys(existing), ())
         if isinstance(scope, SectionsScope):
             return await self._sections(scope)
         if isinstance(scope, MetadataScope):
             return await self._metadata(scope)
         return await self._cypher(scope)
 
-    async def _existing(self, ids: Sequence[str]) -> list[str]:
-        docs = self.documents
-        rows, _ = await adb.cypher_query(
-            f"UNWIND $ids AS id MATCH (d:{docs.label} {{{docs.key}: id}}) RETURN d.{docs.key} ORDER BY d.{docs.key}",
-            {"ids": list(ids)},
+    async def _existing(self, ids: Sequence[str]) -> tuple[list[str], tuple[Limit, ...]]:
+        """Which of ``ids`` are documents: the first :data:`MAX_SCOPE_DOCUMENTS` by id, and the limit when more."""
+        result = await self.store.read(
+            self.statements.existing_documents,
+            {"ids": list(ids), "limit": MAX_SCOPE_DOCUMENTS + 1},
+            name="retrieval.scope.documents",
         )
-        return [row[0] for row in rows]
+        return _capped(result.column("id"))
 
     async def _sections(self, scope: SectionsScope) -> ResolvedScope:
-        sec = self.sections
-        rows, _ = await adb.cypher_query(
-            f"UNWIND $ids AS id MATCH (s:{sec.label} {{{sec.key}: id}}) "
-            f"RETURN s.{sec.stored('document_id')}, s.{sec.stored('start_byte')}, s.{sec.stored('end_byte')}",
-            {"ids": list(scope.section_ids)},
+        result = await self.store.read(
+            self.statements.sections, {"ids": list(scope.section_ids)}, name="retrieval.scope.sections"
         )
         spans: dict[str, list[tuple[int, int]]] = {}
-        for doc, start, end in rows:
-            spans.setdefault(doc, []).append((int(start), int(end)))
-        ranges: dict[str, tuple[tuple[int, int], ...] | None] = {doc: tuple(sorted(s)) for doc, s in spans.items()}
-        return await self._counted(scope.kind, ranges, ())
+        for row in result:
+            spans.setdefault(row["documentId"], []).append((int(row["startByte"]), int(row["endByte"])))
+        return await self._counted(scope.kind, {doc: tuple(sorted(s)) for doc, s in spans.items()}, ())
 
     async def _metadata(self, scope: MetadataScope) -> ResolvedScope:
-        docs = self.documents
-        flt = scope.filter
-        conditions: list[str] = []
-        params: dict[str, Any] = {"limit": MAX_SCOPE_DOCUMENTS + 1}
-        if flt.publisher is not None:
-            conditions.append(f"d.{docs.stored('publisher')} = $publisher")
-            params["publisher"] = flt.publisher
-        if flt.media_type is not None:
-            conditions.append(f"d.{docs.stored('media_type')} = $mediaType")
-            params["mediaType"] = flt.media_type
-        if flt.uri_prefix is not None:
-            conditions.append(f"d.{docs.stored('source_uri')} STARTS WITH $uriPrefix")
-            params["uriPrefix"] = flt.uri_prefix
-        if flt.published_from is not None:
-            conditions.append(f"d.{docs.stored('published')} >= $publishedFrom")
-            params["publishedFrom"] = flt.published_from
-        if flt.published_before is not None:
-            conditions.append(f"d.{docs.stored('published')} < $publishedBefore")
-            params["publishedBefore"] = flt.published_before
-        where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
-        rows, _ = await adb.cypher_query(
-            f"MATCH (d:{docs.label}) {where}RETURN d.{docs.key} AS id ORDER BY id LIMIT $limit", params
+        given = {name: value for name, value in scope.filter.model_dump().items() if value is not None}
+        fields = tuple(name for name in METADATA_FIELDS if name in given)
+        parameters: dict[str, Any] = {METADATA_FIELDS[name][2]: given[name] for name in fields}
+        result = await self.store.read(
+            self.statements.metadata(fields),
+            {**parameters, "limit": MAX_SCOPE_DOCUMENTS + 1},
+            name="retrieval.scope.metadata",
         )
-        ids = [row[0] for row in rows]
-        limits: tuple[Limit, ...] = ()
-        if len(ids) > MAX_SCOPE_DOCUMENTS:
-            ids = ids[:MAX_SCOPE_DOCUMENTS]
-            limits = (Limit(name=LimitName.SCOPE_DOCUMENTS, value=MAX_SCOPE_DOCUMENTS),)
+        ids, limits = _capped(result.column("id"))
         return await self._counted(scope.kind, dict.fromkeys(ids), limits)
 
     async def _cypher(self, scope: CypherScope) -> ResolvedScope:
-        driver = adb.driver
-        if driver is None:
-            raise ScopeError("invalid-scope", "not connected")
-        database = getattr(adb, "_database_name", None)
-        collected: dict[str, list[tuple[int, int]] | None] = {}
-        limits: tuple[Limit, ...] = ()
         try:
-            async with driver.session(database=database, default_access_mode="READ") as session:
-                tx = await session.begin_transaction(timeout=scope.timeout_seconds)
-                try:
-                    result = await tx.run(scope.cypher, scope.parameters)
-                    keys = result.keys()
-                    if "documentId" not in keys:
-                        raise ScopeError("invalid-scope", "a Cypher scope must return a documentId column")
-                    async for record in result:
-                        doc = record["documentId"]
-                        if not isinstance(doc, str):
-                            continue
-                        if doc not in collected and len(collected) == MAX_SCOPE_DOCUMENTS:
-                            limits = (Limit(name=LimitName.SCOPE_DOCUMENTS, value=MAX_SCOPE_DOCUMENTS),)
-                            break
-                        start = record.get("startByte") if "startByte" in keys else None
-                        end = record.get("endByte") if "endByte" in keys else None
-                        if start is None or end is None:
-                            collected[doc] = None
-                        elif doc not in collected or collected[doc] is not None:
-                            spans = collected.setdefault(doc, [])
-                            assert spans is not None
-                            spans.append((int(start), int(end)))
-                finally:
-                    await tx.rollback()
-        except ScopeError:
-            raise
+            result = await self.store.read(
+                scope.cypher,
+                scope.parameters,
+                name="retrieval.scope.cypher",
+                timeout=scope.timeout_seconds,
+                max_rows=MAX_SCOPE_ROWS,
+                retry=False,
+            )
         except Exception as error:  # the application's query; report its failure by type
-            raise ScopeError("invalid-scope", f"the scope query failed: {type(error).__name__}") from error
-        existing = set(await self._existing(list(collected)))
-        ranges: dict[str, tuple[tuple[int, int], ...] | None] = {
-            doc: (None if spans is None else tuple(sorted(spans)))
-            for doc, spans in collected.items()
-            if doc in existing
-        }
+            raise ScopeError(ErrorCode.INVALID_SCOPE, f"the scope query failed: {type(error).__name__}") from error
+        if "documentId" not in result.keys:
+            raise ScopeError(ErrorCode.INVALID_SCOPE, "a Cypher scope must return a documentId column")
+        collected: dict[str, list[tuple[int, int]] | None] = {}
+        for row in result:
+            doc = row["documentId"]
+            if not isinstance(doc, str):
+                continue
+            start, end = row.get("startByte"), row.get("endByte")
+            if start is None or end is None:
+                collected[doc] = None  # a whole document covers its ranges
+            elif doc not in collected or collected[doc] is not None:
+                spans = collected.setdefault(doc, [])
+                assert spans is not None
+                spans.append((int(start), int(end)))
+        existing, limits = await self._existing(sorted(collected))
+        if result.truncated:
+            limits = (Limit(name=LimitName.SCOPE_ROWS, value=MAX_SCOPE_ROWS), *limits)
+        ranges: Ranges = {}
+        for doc in existing:
+            spans = collected[doc]
+            ranges[doc] = None if spans is None else tuple(sorted(spans))
         return await self._counted(scope.kind, ranges, limits)
 
-    async def _counted(
-        self, kind: str, ranges: dict[str, tuple[tuple[int, int], ...] | None], limits: tuple[Limit, ...]
-    ) -> ResolvedScope:
+    async def _counted(self, kind: str, ranges: Ranges, limits: tuple[Limit, ...]) -> ResolvedScope:
         resolved = ResolvedScope(kind=kind, ranges=ranges, limits=limits)
         if not ranges:
             return resolved
-        ch = self.chunks
-        doc_field, start_field, end_field = ch.stored("document_id"), ch.stored("start_byte"), ch.stored("end_byte")
-        rows, _ = await adb.cypher_query(
-            f"CALL () {{ UNWIND $whole AS doc MATCH (c:{ch.label} {{{doc_field}: doc}}) RETURN c "
-            f"UNION UNWIND $ranges AS r MATCH (c:{ch.label} {{{doc_field}: r.documentId}}) "
-            f"WHERE c.{start_field} >= r.startByte AND c.{end_field} <= r.endByte RETURN c }} "
-            "RETURN count(c)",
-            {"whole": resolved.whole_documents, "ranges": resolved.range_rows},
+        result = await self.store.read(self.statements.scope_size, resolved.parameters, name="retrieval.scope.size")
+        row = result.single() or {}
+        return ResolvedScope(
+            kind=kind,
+            ranges=ranges,
+            chunks=int(row.get("chunks") or 0),
+            limits=limits,
+            total_chunks=int(row.get("total") or 0),
         )
-        return ResolvedScope(kind=kind, ranges=ranges, chunks=int(rows[0][0] or 0), limits=limits)
+
+
+def _capped(ids: list[str]) -> tuple[list[str], tuple[Limit, ...]]:
+    """At most :data:`MAX_SCOPE_DOCUMENTS` ids (already in id order), and the limit when there were more."""
+    if len(ids) > MAX_SCOPE_DOCUMENTS:
+        return ids[:MAX_SCOPE_DOCUMENTS], (Limit(name=LimitName.SCOPE_DOCUMENTS, value=MAX_SCOPE_DOCUMENTS),)
+    return ids, ()

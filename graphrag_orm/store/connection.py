@@ -12,7 +12,14 @@ from graphrag_orm.errors import DatabaseUnavailable
 from graphrag_orm.localdb import LOCAL_PASSWORD
 from graphrag_orm.store.store import Store
 
-__all__ = ["DEFAULT_URI", "ConnectionSettings", "open_driver", "open_store", "server_version"]
+__all__ = [
+    "DEFAULT_URI",
+    "ConnectionSettings",
+    "answers_return_one",
+    "open_driver",
+    "open_store",
+    "server_version",
+]
 
 DEFAULT_URI = "bolt://127.0.0.1:7687"
 
@@ -68,7 +75,7 @@ async def open_driver(settings: ConnectionSettings | None = None) -> neo4j.Async
     except ValueError as error:
         raise _unavailable(settings, type(error).__name__) from None
     try:
-        await driver.verify_connectivity(database=settings.database)
+        await driver.verify_connectivity()
     except AuthError:
         await driver.close()
         raise _unavailable(settings, "the credentials were refused; check NEO4J_USER and NEO4J_PASSWORD") from None
@@ -92,3 +99,15 @@ async def server_version(store: Store) -> str:
         name="server.version",
     )
     return str(result.value("version", "unknown"))
+
+
+def answers_return_one(uri: str, user: str, password: str, *, timeout: float = 5.0) -> bool:
+    """True when the server at ``uri`` answers ``RETURN 1`` with these credentials (blocking; no retries)."""
+    try:
+        with neo4j.GraphDatabase.driver(
+            uri, auth=(user, password), connection_timeout=timeout, max_transaction_retry_time=0
+        ) as driver:
+            records, _, _ = driver.execute_query("RETURN 1 AS one")
+            return bool(records and records[0]["one"] == 1)
+    except Exception:
+        return False

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphrag_orm.store.store import Store
 
-__all__ = ["LiveDefinition", "read_live_schema"]
+__all__ = ["IndexState", "LiveDefinition", "read_index_states", "read_live_schema"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class LiveDefinition:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
+        """``KIND on Label(props) key=value ...``."""
         kind, labels, props = self.signature
         extra = "".join(f" {k}={v}" for k, v in sorted(self.detail.items()))
         return f"{kind} on {'|'.join(labels)}({', '.join(props)}){extra}"
@@ -59,3 +61,21 @@ async def read_live_schema(store: Store) -> dict[str, LiveDefinition]:
             label_tuple = tuple(sorted(label_tuple))
         live[name] = LiveDefinition(name, (kind, label_tuple, tuple(props or ())), str(state), detail)
     return live
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """An index's population state (``ONLINE``, ``POPULATING``, ``FAILED``) and percentage."""
+
+    state: str
+    percent: float
+
+
+async def read_index_states(store: Store, names: Sequence[str]) -> dict[str, IndexState]:
+    """The state of each index in ``names`` that exists, by name (absent names are left out)."""
+    result = await store.read(
+        "SHOW INDEXES YIELD name, state, populationPercent WHERE name IN $names RETURN name, state, populationPercent",
+        {"names": list(names)},
+        name="schema.index_states",
+    )
+    return {row["name"]: IndexState(str(row["state"]), float(row["populationPercent"] or 0.0)) for row in result}

@@ -42,25 +42,32 @@ class StoredNames:
 
     @classmethod
     def of(cls, model: LexicalModel) -> StoredNames:
-        edges = {
-            "chunk_document": EdgeWrites(model.chunk, "document"),
-            "chunk_section": EdgeWrites(model.chunk, "section"),
-            "next_chunk": EdgeWrites(model.chunk, "next"),
-            "section_document": EdgeWrites(model.section, "document"),
-            "subsection": EdgeWrites(model.section, "parent"),
+        document, section, chunk = NodeWrites(model.document), NodeWrites(model.section), NodeWrites(model.chunk)
+        run, lease = NodeWrites(model.run), NodeWrites(model.lease)
+        chunk_document, chunk_section = EdgeWrites(model.chunk, "document"), EdgeWrites(model.chunk, "section")
+        next_chunk = EdgeWrites(model.chunk, "next")
+        section_document, subsection = EdgeWrites(model.section, "document"), EdgeWrites(model.section, "parent")
+        runs = {node.stored("run_id") for node in (document, section, chunk, lease)}
+        runs |= {
+            edge.properties["run_id"][0]
+            for edge in (chunk_document, chunk_section, next_chunk, section_document, subsection)
         }
-        nodes = {
-            "document": NodeWrites(model.document),
-            "section": NodeWrites(model.section),
-            "chunk": NodeWrites(model.chunk),
-            "run": NodeWrites(model.run),
-            "lease": NodeWrites(model.lease),
-        }
-        runs = {nodes[n].stored("run_id") for n in ("document", "section", "chunk", "lease")}
-        runs |= {edge.properties["run_id"][0] for edge in edges.values()}
         if len(runs) != 1:
             raise TypeError(f"the lexical model stores run ids under several names: {sorted(runs)}")
-        return cls(**nodes, **edges, run_id=next(iter(runs)), structural_types=model.layout.relationship_types)
+        return cls(
+            document=document,
+            section=section,
+            chunk=chunk,
+            run=run,
+            lease=lease,
+            chunk_document=chunk_document,
+            chunk_section=chunk_section,
+            next_chunk=next_chunk,
+            section_document=section_document,
+            subsection=subsection,
+            run_id=next(iter(runs)),
+            structural_types=model.layout.relationship_types,
+        )
 
     @property
     def structural(self) -> str:

@@ -33,7 +33,7 @@ from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
 import neo4j
-from neo4j.exceptions import TransientError
+from neo4j.exceptions import DriverError, Neo4jError, TransientError
 
 from graphrag_orm.errors import StoreNotConnected
 
@@ -53,6 +53,8 @@ T = TypeVar("T")
 
 #: Attempts of one write transaction when the server reports a transient error.
 DEFAULT_WRITE_ATTEMPTS = 3
+#: Attempts of one read statement when the driver calls its error retryable.
+DEFAULT_READ_ATTEMPTS = 3
 MAX_WRITE_ATTEMPTS = 10
 
 _log = logging.getLogger("graphrag_orm.store")
@@ -141,7 +143,7 @@ class Queries(Protocol):
 async def _consume(
     result: neo4j.AsyncResult, max_rows: int | None
 ) -> tuple[tuple[str, ...], list[dict[str, Any]], dict[str, int], bool]:
-    keys = tuple(await result.keys())
+    keys = tuple(result.keys())
     records: list[dict[str, Any]] = []
     truncated = False
     async for record in result:
@@ -275,16 +277,41 @@ class Store:
         max_rows: int | None = None,
         retry: bool = True,
     ) -> Result:
-        """One statement in a READ transaction; at most ``max_rows`` records (``truncated`` says more).
+        """One statement in READ mode; at most ``max_rows`` records (``truncated`` says more).
 
-        With ``retry=False`` the statement runs once in an explicit transaction, so a
-        ``timeout`` is never exceeded by the driver's retries (caller-supplied Cypher).
+        With ``retry`` (the default) it is one auto-commit statement in a READ session:
+        one round trip, where a managed transaction takes three (begin, run, commit), and
+        it is sent again, at most ``DEFAULT_READ_ATTEMPTS`` times in all, when the driver
+        calls its error retryable (a lost connection, a transient error); a read changes
+        nothing, so sending it again is safe. With ``retry=False`` the statement runs once
+        in an explicit transaction, so a ``timeout`` is never exceeded by retries
+        (caller-supplied Cypher).
         """
+        if not retry:
 
-        async def work(tx: StoreTransaction) -> Result:
-            return await tx.run(cypher, parameters, name=name, max_rows=max_rows)
+            async def work(tx: StoreTransaction) -> Result:
+                return await tx.run(cypher, parameters, name=name, max_rows=max_rows)
 
-        return await self.read_work(work, timeout=timeout, retry=retry)
+            return await self.read_work(work, timeout=timeout, retry=False)
+        query = neo4j.Query(cypher, timeout=timeout) if timeout is not None else cypher
+        for attempt in range(DEFAULT_READ_ATTEMPTS):
+            began = time.perf_counter()
+            try:
+                async with self._session(AccessMode.READ) as session:
+                    result = await session.run(query, dict(parameters or {}))
+                    keys, records, counters, truncated = await _consume(result, max_rows)
+            except (Neo4jError, DriverError) as error:
+                self._emit(name, AccessMode.READ, began, 0, {}, type(error).__name__)
+                if not error.is_retryable() or attempt + 1 == DEFAULT_READ_ATTEMPTS:
+                    raise
+                await asyncio.sleep(0.05 * 2**attempt)
+                continue
+            except BaseException as error:
+                self._emit(name, AccessMode.READ, began, 0, {}, type(error).__name__)
+                raise
+            self._emit(name, AccessMode.READ, began, len(records), counters, None)
+            return Result(keys, records, counters, truncated)
+        raise AssertionError("unreachable")
 
     async def read_work(
         self,

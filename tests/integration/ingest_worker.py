@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
-from graphrag_orm.store.connection import connect, disconnect
 from graphrag_orm.embeddings import EmbeddingVectors, HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.ingestion import IngestionOptions, IngestionService
@@ -23,6 +22,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, Migrator
 from graphrag_orm.models import for_layout
 from graphrag_orm.sources import Sources
+from graphrag_orm.store.connection import open_store
 
 BASE_URI = "https://example.org/reliability/"
 CHUNKER = ChunkerOptions(max_utf8_bytes=256, overlap_paragraphs=0)
@@ -47,11 +47,12 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--migrate", action="store_true")
     args = parser.parse_args(argv)
-    driver = await connect()
+    store = await open_store()
     try:
         if args.migrate:
-            await Migrator(Chain.load()).apply()
+            await Migrator(store, Chain.load()).apply()
         service = IngestionService(
+            store,
             for_layout(Layout.DEFAULT),
             OFFLINE_EMBEDDING_SET,
             SlowEmbedder(args.delay),
@@ -61,7 +62,7 @@ async def main(argv: list[str]) -> int:
         receipt = await service.ingest(Sources.folder(args.folder, base_uri=BASE_URI))
         print(receipt.to_json(), flush=True)
     finally:
-        await disconnect(driver)
+        await store.driver.close()
     return 0
 
 

@@ -7,13 +7,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from neomodel import adb
-
 from examples.recall.bikes import BIKES, Bike, Bulletin, Part, Supplier
 from graphrag_orm.chat import ChatRequest, ScriptedChat
 from graphrag_orm.layout import Layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.schema import CreateStep
+from graphrag_orm.store import Store
 
 # The recall sample's ontology: one set of classes per label in a process.
 __all__ = ["BIKES", "Bike", "Bulletin", "Part", "Supplier"]
@@ -45,18 +44,19 @@ def scripted(replies: Callable[[str], dict[str, Any] | str]) -> ScriptedChat:
 
 
 @asynccontextmanager
-async def ontology_schema(ontology: Ontology, layout: Layout = Layout.DEFAULT) -> AsyncIterator[None]:
+async def ontology_schema(store: Store, ontology: Ontology, layout: Layout = Layout.DEFAULT) -> AsyncIterator[None]:
     """The ontology's constraints and names index, dropped again afterwards."""
     steps = [CreateStep(definition=d) for d in ontology.schema_definitions(layout)]
     for step in steps:
-        await adb.cypher_query(step.cypher())
-    await adb.cypher_query("CALL db.awaitIndexes(60)")
+        await store.execute(step.cypher(), name="test.schema.create")
+    await store.execute("CALL db.awaitIndexes(60)", name="test.schema.await")
     try:
         yield
     finally:
-        await adb.cypher_query(
+        await store.execute(
             "MATCH (n) WHERE NOT n:GraphRagMigration AND NOT n:GraphRagTestDatabase "
-            "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+            "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
+            name="test.wipe",
         )
         for step in steps:
-            await adb.cypher_query(step.inverse().cypher())
+            await store.execute(step.inverse().cypher(), name="test.schema.drop")

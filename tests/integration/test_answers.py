@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from graphrag_orm.answers import (
     Answer,
     AnswerExport,
+    AnswersOptions,
     AnswersService,
     Completed,
     Delta,
@@ -39,6 +40,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import DocumentsScope, QuestionRefused, RetrievalOptions, Retriever
 from graphrag_orm.sources import Sources
+from graphrag_orm.store import Store
 from tests.support.openai_server import OpenAIServer
 
 MODEL = for_layout(Layout.DEFAULT)
@@ -65,8 +67,9 @@ class Corpus:
     chunk_ids: dict[str, str]  # the first words of each passage -> its chunk id
 
 
-async def ingest_corpus() -> Corpus:
+async def ingest_corpus(store: Store) -> Corpus:
     ingestion = IngestionService(
+        store,
         MODEL,
         OFFLINE_EMBEDDING_SET,
         HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
@@ -74,7 +77,7 @@ async def ingest_corpus() -> Corpus:
     )
     receipt = await ingestion.ingest([BIKES_SOURCE, ALICE_SOURCE])
     assert receipt.status == RunStatus.COMPLETED and receipt.chunks_written == 6
-    retriever = Retriever(MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions))
+    retriever = Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions))
     evidence = await retriever.retrieve("caliper Alice café riders", RetrievalOptions(max_items=16))
     chunk_ids = {" ".join(item.text.split()[:3]): item.chunk_id for item in evidence.items}
     assert len(chunk_ids) == 6, chunk_ids
@@ -82,8 +85,8 @@ async def ingest_corpus() -> Corpus:
 
 
 @pytest.fixture
-async def corpus(graph: None) -> Corpus:
-    return await ingest_corpus()
+async def corpus(graph: None, store: Store) -> Corpus:
+    return await ingest_corpus(store)
 
 
 # --- scripted replies -----------------------------------------------------------------
@@ -186,7 +189,7 @@ async def test_extractive_chat_answers_offline_with_a_checked_citation(corpus: C
 async def test_an_empty_scope_refuses_no_evidence_without_a_model_call(corpus: Corpus) -> None:
     service, chat = answers(corpus, citing("Northwind.", "Northwind"))
     options = RetrievalOptions(scope=DocumentsScope(document_ids=("no-such-document",)))
-    answer = await service.answer(SUPPLIER_QUESTION, options)
+    answer = await service.answer(SUPPLIER_QUESTION, options=options)
     refused(answer, "no-evidence")
     assert chat.calls == [] and answer.receipt.chat_calls == 0
     assert answer.receipt.input_tokens is None and answer.evidence.items == ()
@@ -218,7 +221,9 @@ async def test_a_reply_cut_at_the_output_limit_is_unreadable(corpus: Corpus, ope
     )
     openai_server.finish_reason = "length"
     async with OpenAIChat("test-model", base_url=openai_server.url, api_key="test-key") as chat:
-        answer = await AnswersService(corpus.retriever, chat, max_output_tokens=64).answer(SUPPLIER_QUESTION)
+        answer = await AnswersService(corpus.retriever, chat, AnswersOptions(max_output_tokens=64)).answer(
+            SUPPLIER_QUESTION
+        )
     refused(answer, "unreadable-response")
     assert (answer.receipt.input_tokens, answer.receipt.output_tokens) == (11, 7)
     assert openai_server.requests_to("/v1/chat/completions")[0].body["max_completion_tokens"] == 64
@@ -236,7 +241,7 @@ async def test_a_citation_of_a_chunk_that_is_not_in_the_evidence_is_refused(corp
     reply = json.dumps({"answer": "Alice.", "citations": [{"chunkId": alice_chunk, "quote": "Alice was beginning"}]})
     service, _chat = answers(corpus, replying(reply))
     options = RetrievalOptions(scope=DocumentsScope(document_ids=(BIKES_SOURCE.document_id,)))
-    answer = await service.answer("Who was getting tired?", options)
+    answer = await service.answer("Who was getting tired?", options=options)
     assert alice_chunk not in {item.chunk_id for item in answer.evidence.items}
     refused(answer, "citation-not-found")
 
@@ -249,7 +254,7 @@ async def test_a_citation_of_a_context_neighbour_is_refused(corpus: Corpus) -> N
         return json.dumps({"answer": "40 bar.", "citations": [{"chunkId": neighbour, "quote": "tested at 40 bar"}]})
 
     service, _chat = answers(corpus, respond)
-    answer = await service.answer(SUPPLIER_QUESTION, RetrievalOptions(max_items=1, neighbour_chunks=1))
+    answer = await service.answer(SUPPLIER_QUESTION, options=RetrievalOptions(max_items=1, neighbour_chunks=1))
     assert [c.chunk_id for c in answer.evidence.context] == [corpus.chunk_ids["Each caliper is"]]
     assert "tested at 40 bar" in answer.evidence.context[0].text
     refused(answer, "citation-not-found")
@@ -289,7 +294,7 @@ async def test_an_empty_question_is_refused_before_any_call(corpus: Corpus) -> N
         await service.answer("   ")
     assert raised.value.code == "empty-question" and chat.calls == []
     with pytest.raises(QuestionRefused) as raised:
-        await service.answer("caliper " * 10, RetrievalOptions(max_question_chars=20))
+        await service.answer("caliper " * 10, options=RetrievalOptions(max_question_chars=20))
     assert raised.value.code == "question-too-long"
 
 
@@ -357,7 +362,7 @@ async def test_a_reply_starting_with_insufficient_streams_no_deltas(corpus: Corp
 async def test_a_stream_with_no_evidence_makes_no_call(corpus: Corpus) -> None:
     service, chat = answers(corpus, citing("x", "x"))
     options = RetrievalOptions(scope=DocumentsScope(document_ids=()))
-    updates = await collect(service.stream(SUPPLIER_QUESTION, options))
+    updates = await collect(service.stream(SUPPLIER_QUESTION, options=options))
     assert [u.kind for u in updates] == ["retrieved", "completed"]
     assert isinstance(updates[-1], Completed)
     refused(updates[-1].answer, "no-evidence")
@@ -453,7 +458,7 @@ async def test_a_streamed_answer_over_http_reports_tokens(corpus: Corpus, openai
 async def test_a_real_answer_and_refusal_round_trip_through_export_and_check_clean(corpus: Corpus) -> None:
     service, _chat = answers(corpus, citing("Northwind.", "supplied by Northwind Components of Leeds"))
     answer = await service.answer(SUPPLIER_QUESTION)
-    refusal = await service.answer(SUPPLIER_QUESTION, RetrievalOptions(scope=DocumentsScope(document_ids=())))
+    refusal = await service.answer(SUPPLIER_QUESTION, options=RetrievalOptions(scope=DocumentsScope(document_ids=())))
     for original in (answer, refusal):
         read = AnswerExport.from_json(AnswerExport.to_json(original))
         assert read == original

@@ -10,6 +10,8 @@ from graphrag_orm.chat import ExtractiveChat
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.layout import Layout
+from graphrag_orm.store import Store
+from graphrag_orm.store.neomodel import attach_neomodel
 
 
 def rag(embedding_set: EmbeddingSet = OFFLINE_EMBEDDING_SET) -> GraphRag:
@@ -18,7 +20,9 @@ def rag(embedding_set: EmbeddingSet = OFFLINE_EMBEDDING_SET) -> GraphRag:
     )
 
 
-async def test_connect_checks_the_vector_index_and_answers(graph: None, neo4j_settings: ConnectionSettings) -> None:
+async def test_connect_checks_the_vector_index_and_answers(
+    graph: None, store: Store, neo4j_settings: ConnectionSettings
+) -> None:
     facade = rag()
     async with facade:
         receipt = await facade.ingestion.ingest([Sources.text("a", "Members can borrow up to twelve items at a time.")])
@@ -27,21 +31,19 @@ async def test_connect_checks_the_vector_index_and_answers(graph: None, neo4j_se
         answer = await facade.answers.answer("How many items can a member borrow?")
         assert answer.text == "Members can borrow up to twelve items at a time."
     # The suite's own connection was replaced by the facade's; reconnect it for later tests.
-    from graphrag_orm.store.connection import connect
-
-    await connect(neo4j_settings)
+    await attach_neomodel(store.driver, store.database)
 
 
-async def test_connect_refuses_other_dimensions(graph: None, neo4j_settings: ConnectionSettings) -> None:
+async def test_connect_refuses_other_dimensions(graph: None, store: Store, neo4j_settings: ConnectionSettings) -> None:
     with pytest.raises(SchemaMismatch) as refused:
         await rag(EmbeddingSet(model="other", dimensions=64)).connect(neo4j_settings)
     assert refused.value.code == "embedding-dimensions"
-    from graphrag_orm.store.connection import connect
-
-    await connect(neo4j_settings)
+    await attach_neomodel(store.driver, store.database)
 
 
-async def test_connect_refuses_a_missing_vector_index(graph: None, neo4j_settings: ConnectionSettings) -> None:
+async def test_connect_refuses_a_missing_vector_index(
+    graph: None, store: Store, neo4j_settings: ConnectionSettings
+) -> None:
     custom = GraphRag(
         embedding_set=OFFLINE_EMBEDDING_SET,
         embedder=HashingEmbedder(256),
@@ -50,8 +52,22 @@ async def test_connect_refuses_a_missing_vector_index(graph: None, neo4j_setting
     with pytest.raises(SchemaMismatch) as refused:
         await custom.connect(neo4j_settings)
     assert refused.value.code == "schema-missing"
-    from graphrag_orm.store.connection import connect
-
-    await connect(neo4j_settings)
+    await attach_neomodel(store.driver, store.database)
     rows, _ = await adb.cypher_query("RETURN 1")
     assert rows == [[1]]
+
+
+async def test_connect_refuses_a_vector_index_with_the_right_dimensions_under_another_name(
+    graph: None, store: Store, neo4j_settings: ConnectionSettings
+) -> None:
+    # Same dimensions, another model: the graph's index is not the one this set's retrieval would search.
+    other = EmbeddingSet(model="another-model", dimensions=OFFLINE_EMBEDDING_SET.dimensions)
+    with pytest.raises(SchemaMismatch) as refused:
+        await rag(other).connect(neo4j_settings)
+    assert refused.value.code == "equivalent-schema"
+    expected = Layout.DEFAULT.vector_index_name(other.vector_index_name)
+    existing = Layout.DEFAULT.vector_index_name(OFFLINE_EMBEDDING_SET.vector_index_name)
+    assert expected != existing
+    assert expected in refused.value.message and existing in refused.value.message
+    assert "\n" not in refused.value.message
+    await attach_neomodel(store.driver, store.database)

@@ -7,10 +7,12 @@ from collections.abc import Callable
 
 import pytest
 
-from graphrag_orm.answers import AnswersService, Completed, Disposition, Retrieved
+from graphrag_orm.answers import AnswersService, Completed, Disposition, Retrieved, Turn
 from graphrag_orm.chat import ChatRequest, ExtractiveChat, OpenAIChat, ScriptedChat
 from graphrag_orm.chat.evidence_block import parse_question
-from graphrag_orm.retrieval import QuestionRefused, RetrievalOptions, Turn
+from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.retrieval import QuestionRefused, RetrievalOptions
+from graphrag_orm.store import Store
 from tests.integration.test_answers import (
     SUPPLIER_QUESTION,
     Corpus,
@@ -27,8 +29,8 @@ HISTORY = (Turn(question="What do riders call the BC-310 brake caliper?", answer
 
 
 @pytest.fixture
-async def corpus(graph: None) -> Corpus:
-    return await ingest_corpus()
+async def corpus(graph: None, store: Store) -> Corpus:
+    return await ingest_corpus(store)
 
 
 def conversation(request: ChatRequest) -> list[dict[str, str | None]]:
@@ -56,7 +58,7 @@ def rewritten_to(question: str) -> str:
 
 async def test_a_follow_up_is_rewritten_then_retrieved_and_answered(corpus: Corpus) -> None:
     chat = scripted(rewritten_to(SUPPLIER_QUESTION))
-    answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, RetrievalOptions(history=HISTORY))
+    answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, history=HISTORY)
     assert answer.disposition == Disposition.ANSWERED
     rewrite_call, answer_call = chat.calls
     assert rewrite_call.schema_name == "rewrite" and rewrite_call.strict
@@ -87,7 +89,7 @@ async def test_a_follow_up_is_rewritten_then_retrieved_and_answered(corpus: Corp
 
 async def test_a_question_that_already_stands_alone_is_unchanged(corpus: Corpus) -> None:
     chat = scripted(rewritten_to(f"  {SUPPLIER_QUESTION} "))
-    answer = await AnswersService(corpus.retriever, chat).answer(SUPPLIER_QUESTION, RetrievalOptions(history=HISTORY))
+    answer = await AnswersService(corpus.retriever, chat).answer(SUPPLIER_QUESTION, history=HISTORY)
     assert answer.evidence.rewrite is not None
     assert answer.evidence.rewrite.outcome == "unchanged"
     assert answer.evidence.rewrite.standalone == SUPPLIER_QUESTION == answer.evidence.question
@@ -109,9 +111,7 @@ async def test_a_question_that_already_stands_alone_is_unchanged(corpus: Corpus)
 )
 async def test_an_unreadable_rewrite_falls_back_to_the_question_as_asked(corpus: Corpus, reply: str) -> None:
     chat = scripted(reply)
-    answer = await AnswersService(corpus.retriever, chat).answer(
-        "Who supplies the caliper?", RetrievalOptions(history=HISTORY)
-    )
+    answer = await AnswersService(corpus.retriever, chat).answer("Who supplies the caliper?", history=HISTORY)
     assert answer.evidence.rewrite is not None
     assert answer.evidence.rewrite.outcome == "unreadable"
     assert answer.evidence.question == answer.evidence.rewrite.standalone == "Who supplies the caliper?"
@@ -120,8 +120,8 @@ async def test_an_unreadable_rewrite_falls_back_to_the_question_as_asked(corpus:
 
 async def test_a_rewrite_longer_than_the_question_bound_is_unreadable(corpus: Corpus) -> None:
     chat = scripted(rewritten_to(SUPPLIER_QUESTION))  # 38 characters
-    options = RetrievalOptions(history=HISTORY, max_question_chars=30)
-    answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, options)
+    options = RetrievalOptions(max_question_chars=30)
+    answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, history=HISTORY, options=options)
     assert answer.evidence.rewrite is not None and answer.evidence.rewrite.outcome == "unreadable"
     assert answer.evidence.question == FOLLOW_UP
 
@@ -129,7 +129,7 @@ async def test_a_rewrite_longer_than_the_question_bound_is_unreadable(corpus: Co
 async def test_fifty_turns_send_the_newest_six_and_report_history_turns(corpus: Corpus) -> None:
     history = tuple(Turn(question=f"Question {n}?", answer=f"Answer {n}.") for n in range(50))
     chat = scripted(rewritten_to(SUPPLIER_QUESTION))
-    answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, RetrievalOptions(history=history))
+    answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, history=history)
     sent = conversation(chat.calls[0])
     assert [turn["question"] for turn in sent] == [f"Question {n}?" for n in range(44, 50)]
     assert answer.evidence.rewrite is not None and answer.evidence.rewrite.turns_used == 6
@@ -144,29 +144,38 @@ async def test_each_earlier_answer_is_cut_to_1000_characters(corpus: Corpus) -> 
         Turn(question="None?"),
     )
     chat = scripted(rewritten_to(SUPPLIER_QUESTION))
-    await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, RetrievalOptions(history=history))
+    await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, history=history)
     sent = conversation(chat.calls[0])
     assert sent[0]["answer"] == "é" * 1_000
     assert sent[1]["answer"] == "Yes." and sent[2]["answer"] is None
 
 
-async def test_the_retriever_alone_refuses_history(corpus: Corpus) -> None:
-    with pytest.raises(QuestionRefused) as raised:
-        await corpus.retriever.retrieve(FOLLOW_UP, RetrievalOptions(history=HISTORY))
-    assert raised.value.code == "history-not-supported"
+async def test_the_retriever_alone_takes_no_history(corpus: Corpus) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        RetrievalOptions(history=HISTORY)  # type: ignore[call-arg]
+    assert raised.value.code == "invalid-option"
+    with pytest.raises(TypeError):
+        await corpus.retriever.retrieve(FOLLOW_UP, history=HISTORY)  # type: ignore[call-arg]
+
+
+async def test_a_history_of_something_else_than_turns_is_refused_before_any_call(corpus: Corpus) -> None:
+    chat = scripted(rewritten_to(SUPPLIER_QUESTION))
+    with pytest.raises(ConfigurationError) as raised:
+        await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, history=["Who?"])  # type: ignore[list-item]
+    assert raised.value.code == "invalid-option" and chat.calls == []
 
 
 async def test_an_empty_follow_up_is_refused_before_the_rewrite_call(corpus: Corpus) -> None:
     chat = scripted(rewritten_to(SUPPLIER_QUESTION))
     with pytest.raises(QuestionRefused):
-        await AnswersService(corpus.retriever, chat).answer(" ", RetrievalOptions(history=HISTORY))
+        await AnswersService(corpus.retriever, chat).answer(" ", history=HISTORY)
     assert chat.calls == []
 
 
 async def test_a_streamed_follow_up_retrieves_the_rewrite_first(corpus: Corpus) -> None:
     chat = scripted(rewritten_to(SUPPLIER_QUESTION))
     service = AnswersService(corpus.retriever, chat)
-    updates = await collect(service.stream(FOLLOW_UP, RetrievalOptions(history=HISTORY)))
+    updates = await collect(service.stream(FOLLOW_UP, history=HISTORY))
     first, last = updates[0], updates[-1]
     assert isinstance(first, Retrieved) and first.evidence.rewrite is not None
     assert first.evidence.question == SUPPLIER_QUESTION
@@ -176,9 +185,7 @@ async def test_a_streamed_follow_up_retrieves_the_rewrite_first(corpus: Corpus) 
 
 
 async def test_extractive_chat_leaves_a_follow_up_unchanged(corpus: Corpus) -> None:
-    answer = await AnswersService(corpus.retriever, ExtractiveChat()).answer(
-        SUPPLIER_QUESTION, RetrievalOptions(history=HISTORY)
-    )
+    answer = await AnswersService(corpus.retriever, ExtractiveChat()).answer(SUPPLIER_QUESTION, history=HISTORY)
     assert answer.evidence.rewrite is not None and answer.evidence.rewrite.outcome == "unchanged"
     assert answer.disposition == Disposition.ANSWERED and answer.receipt.chat_calls == 2
 
@@ -193,7 +200,7 @@ async def test_the_receipt_sums_the_tokens_of_the_rewrite_and_the_answer(
 
     openai_server.chat_responder = respond
     async with OpenAIChat("test-model", base_url=openai_server.url, api_key="test-key") as chat:
-        answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, RetrievalOptions(history=HISTORY))
+        answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, history=HISTORY)
     assert answer.reason == "model-declined"
     assert answer.receipt.chat_calls == 2
     assert (answer.receipt.input_tokens, answer.receipt.output_tokens) == (22, 14)
@@ -203,7 +210,7 @@ async def test_the_rewrite_span_carries_turns_and_outcome_but_no_text(corpus: Co
     history = (*HISTORY, Turn(question="And the brake pads?", answer="Secret answer words."))
     chat = scripted(rewritten_to(SUPPLIER_QUESTION))
     with captured_spans() as exporter:
-        await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, RetrievalOptions(history=history))
+        await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, history=history)
     spans = exporter.get_finished_spans()
     (rewrite_span,) = [s for s in spans if s.name == "GraphRag.Rewrite"]
     (answer_span,) = [s for s in spans if s.name == "GraphRag.Answer"]

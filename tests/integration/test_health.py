@@ -7,12 +7,11 @@ import os
 import sys
 from pathlib import Path
 
-from neomodel import adb
-
 from graphrag_orm.codes import HealthFinding
 from graphrag_orm.ingestion.leases import Leases
 from graphrag_orm.maintenance import HealthReport
 from graphrag_orm.schema import RangeIndex, UniqueConstraint
+from graphrag_orm.store import Store
 from tests.integration.maintenance_support import (
     MODEL,
     GraphKnowledge,
@@ -33,49 +32,53 @@ def only(report: HealthReport, code: HealthFinding) -> int:
     return report.count(code)
 
 
-async def first_chunk(name: str) -> str:
-    return str(await scalar("MATCH (c:Chunk {documentId: $id, order: 0}) RETURN c.id", {"id": document_id(name)}))
+async def first_chunk(store: Store, name: str) -> str:
+    return str(
+        await scalar(store.reader, "MATCH (c:Chunk {documentId: $id, order: 0}) RETURN c.id", {"id": document_id(name)})
+    )
 
 
-async def test_a_freshly_ingested_graph_is_healthy(graph: None) -> None:
-    await ingest(["a", "b", "c"])
-    assert await scalar("MATCH (c:Chunk) WHERE c.text CONTAINS 'Café' RETURN count(c)") == 3
-    report = await maintenance().check()
+async def test_a_freshly_ingested_graph_is_healthy(store: Store, graph: None) -> None:
+    await ingest(store, ["a", "b", "c"])
+    assert await scalar(store.reader, "MATCH (c:Chunk) WHERE c.text CONTAINS 'Café' RETURN count(c)") == 3
+    report = await maintenance(store).check()
     assert report.healthy and report.findings == ()
 
 
-async def test_an_empty_graph_is_healthy(graph: None) -> None:
-    assert (await maintenance().check()).healthy
+async def test_an_empty_graph_is_healthy(store: Store, graph: None) -> None:
+    assert (await maintenance(store).check()).healthy
 
 
-async def test_schema_missing_names_the_dropped_constraint_until_it_is_back(graph: None) -> None:
-    service = maintenance()
+async def test_schema_missing_names_the_dropped_constraint_until_it_is_back(store: Store, graph: None) -> None:
+    service = maintenance(store)
     lease_key = next(
         d for d in service.expected_schema if isinstance(d, UniqueConstraint) and d.label == "GraphRagLease"
     )
-    await adb.cypher_query(lease_key.drop_cypher())
+    await store.execute(lease_key.drop_cypher())
     try:
         report = await service.check()
         assert only(report, HealthFinding.SCHEMA_MISSING) == 1 and report.findings[0].detail == lease_key.name
     finally:
-        await adb.cypher_query(lease_key.create_cypher())
+        await store.execute(lease_key.create_cypher())
     assert (await service.check()).healthy
 
 
-async def test_index_not_online_names_a_failed_index_until_it_is_rebuilt(graph: None) -> None:
-    service = maintenance()
+async def test_index_not_online_names_a_failed_index_until_it_is_rebuilt(store: Store, graph: None) -> None:
+    service = maintenance(store)
     index = next(
         d
         for d in service.expected_schema
         if isinstance(d, RangeIndex) and d.label == "Chunk" and d.properties == ("documentId",)
     )
-    await adb.cypher_query(index.drop_cypher())
+    await store.execute(index.drop_cypher())
     # A range index cannot hold a value this large, so populating the index fails.
-    await adb.cypher_query("CREATE (:Chunk {id: 'too-large', documentId: $big})", {"big": "x" * 40_000})
-    await adb.cypher_query(index.create_cypher())
+    await store.execute("CREATE (:Chunk {id: 'too-large', documentId: $big})", {"big": "x" * 40_000})
+    await store.execute(index.create_cypher())
     try:
         for _ in range(100):
-            state = await scalar("SHOW INDEXES YIELD name, state WHERE name = $n RETURN state", {"n": index.name})
+            state = await scalar(
+                store.reader, "SHOW INDEXES YIELD name, state WHERE name = $n RETURN state", {"n": index.name}
+            )
             if state != "POPULATING":
                 break
             await asyncio.sleep(0.05)
@@ -84,51 +87,53 @@ async def test_index_not_online_names_a_failed_index_until_it_is_rebuilt(graph: 
         (item,) = [f for f in report.findings if f.code == HealthFinding.INDEX_NOT_ONLINE]
         assert item.detail == f"{index.name} (FAILED)"
     finally:
-        await adb.cypher_query("MATCH (c:Chunk {id: 'too-large'}) DELETE c")
-        await adb.cypher_query(index.drop_cypher())
-        await adb.cypher_query(index.create_cypher())
-        await adb.cypher_query("CALL db.awaitIndexes(120)")
+        await store.execute("MATCH (c:Chunk {id: 'too-large'}) DELETE c")
+        await store.execute(index.drop_cypher())
+        await store.execute(index.create_cypher())
+        await store.execute("CALL db.awaitIndexes(120)")
     assert (await service.check()).healthy
 
 
-async def test_missing_embedding_counts_chunks_without_a_vector_until_it_is_written(graph: None) -> None:
-    await ingest(["a", "b"])
-    chunk = await first_chunk("a")
-    vector = await scalar("MATCH (c:Chunk {id: $id}) RETURN c.embedding", {"id": chunk})
-    await adb.cypher_query("MATCH (c:Chunk {id: $id}) REMOVE c.embedding", {"id": chunk})
-    service = maintenance()
+async def test_missing_embedding_counts_chunks_without_a_vector_until_it_is_written(store: Store, graph: None) -> None:
+    await ingest(store, ["a", "b"])
+    chunk = await first_chunk(store, "a")
+    vector = await scalar(store.reader, "MATCH (c:Chunk {id: $id}) RETURN c.embedding", {"id": chunk})
+    await store.execute("MATCH (c:Chunk {id: $id}) REMOVE c.embedding", {"id": chunk})
+    service = maintenance(store)
 
     report = await service.check()
 
     assert only(report, HealthFinding.MISSING_EMBEDDING) == 1
     assert report.findings[0].detail == f"1 chunk of 1 document: {document_id('a')}"
-    await adb.cypher_query("MATCH (c:Chunk {id: $id}) SET c.embedding = $v", {"id": chunk, "v": vector})
+    await store.execute("MATCH (c:Chunk {id: $id}) SET c.embedding = $v", {"id": chunk, "v": vector})
     assert (await service.check()).healthy
 
 
-async def test_mixed_embedding_sets_name_the_other_set_until_it_is_replaced(graph: None) -> None:
-    await ingest(["a"])
-    own = await scalar("MATCH (c:Chunk) RETURN c.embeddingSetId LIMIT 1")
-    await adb.cypher_query("MATCH (c:Chunk) WITH c LIMIT 2 SET c.embeddingSetId = 'other-model:256:cosine'")
-    service = maintenance()
+async def test_mixed_embedding_sets_name_the_other_set_until_it_is_replaced(store: Store, graph: None) -> None:
+    await ingest(store, ["a"])
+    own = await scalar(store.reader, "MATCH (c:Chunk) RETURN c.embeddingSetId LIMIT 1")
+    await store.execute("MATCH (c:Chunk) WITH c LIMIT 2 SET c.embeddingSetId = 'other-model:256:cosine'")
+    service = maintenance(store)
 
     report = await service.check()
 
     assert only(report, HealthFinding.MIXED_EMBEDDING_SETS) == 2
     assert "other-model:256:cosine: 2" in (report.findings[0].detail or "")
-    await adb.cypher_query("MATCH (c:Chunk) SET c.embeddingSetId = $own", {"own": own})
+    await store.execute("MATCH (c:Chunk) SET c.embeddingSetId = $own", {"own": own})
     assert (await service.check()).healthy
 
 
-async def test_orphans_count_sections_and_chunks_of_a_gone_document_until_removed(graph: None) -> None:
-    await ingest(["a", "b"])
+async def test_orphans_count_sections_and_chunks_of_a_gone_document_until_removed(store: Store, graph: None) -> None:
+    await ingest(store, ["a", "b"])
     gone = document_id("a")
     parts = await scalar(
-        "RETURN COUNT { (s:Section {documentId: $id}) } + COUNT { (c:Chunk {documentId: $id}) }", {"id": gone}
+        store.reader,
+        "RETURN COUNT { (s:Section {documentId: $id}) } + COUNT { (c:Chunk {documentId: $id}) }",
+        {"id": gone},
     )
-    await adb.cypher_query("MATCH (d:Document {id: $id})<-[r]-() DELETE r", {"id": gone})
-    await adb.cypher_query("MATCH (d:Document {id: $id}) DELETE d", {"id": gone})
-    service = maintenance()
+    await store.execute("MATCH (d:Document {id: $id})<-[r]-() DELETE r", {"id": gone})
+    await store.execute("MATCH (d:Document {id: $id}) DELETE d", {"id": gone})
+    service = maintenance(store)
 
     report = await service.check()
 
@@ -138,35 +143,35 @@ async def test_orphans_count_sections_and_chunks_of_a_gone_document_until_remove
     assert (await service.check()).healthy
 
 
-async def test_readback_mismatch_finds_a_span_that_does_not_match_its_text(graph: None) -> None:
-    await ingest(["a", "b"])
-    ascii_chunk = await first_chunk("a")
+async def test_readback_mismatch_finds_a_span_that_does_not_match_its_text(store: Store, graph: None) -> None:
+    await ingest(store, ["a", "b"])
+    ascii_chunk = await first_chunk(store, "a")
     accented = await scalar(
-        "MATCH (c:Chunk {documentId: $id}) WHERE c.text CONTAINS 'Café' RETURN c.id", {"id": document_id("b")}
+        store.reader,
+        "MATCH (c:Chunk {documentId: $id}) WHERE c.text CONTAINS 'Café' RETURN c.id",
+        {"id": document_id("b")},
     )
-    service = maintenance()
+    service = maintenance(store)
 
     # An ASCII chunk one byte short of its span, and a chunk whose 'é' (two bytes) became 'e'.
-    await adb.cypher_query("MATCH (c:Chunk {id: $id}) SET c.endByte = c.endByte + 1", {"id": ascii_chunk})
-    await adb.cypher_query("MATCH (c:Chunk {id: $id}) SET c.text = replace(c.text, 'Café', 'Cafe')", {"id": accented})
+    await store.execute("MATCH (c:Chunk {id: $id}) SET c.endByte = c.endByte + 1", {"id": ascii_chunk})
+    await store.execute("MATCH (c:Chunk {id: $id}) SET c.text = replace(c.text, 'Café', 'Cafe')", {"id": accented})
     report = await service.check()
 
     assert only(report, HealthFinding.READBACK_MISMATCH) == 2
     assert "bikes" not in (report.findings[0].detail or "")  # ids only, never text
-    await adb.cypher_query("MATCH (c:Chunk {id: $id}) SET c.endByte = c.endByte - 1", {"id": ascii_chunk})
-    await adb.cypher_query("MATCH (c:Chunk {id: $id}) SET c.text = replace(c.text, 'Cafe', 'Café')", {"id": accented})
+    await store.execute("MATCH (c:Chunk {id: $id}) SET c.endByte = c.endByte - 1", {"id": ascii_chunk})
+    await store.execute("MATCH (c:Chunk {id: $id}) SET c.text = replace(c.text, 'Cafe', 'Café')", {"id": accented})
     assert (await service.check()).healthy
 
 
-async def test_expired_leases_are_found_until_orphan_clean_up_removes_them(graph: None) -> None:
-    receipt = await ingest(["a"])
-    leases = Leases(MODEL.lease, 600)
+async def test_expired_leases_are_found_until_orphan_clean_up_removes_them(store: Store, graph: None) -> None:
+    receipt = await ingest(store, ["a"])
+    leases = Leases(store, MODEL, 600)
     await leases.acquire("left-behind", receipt.run_id)
     await leases.acquire("held", receipt.run_id)
-    await adb.cypher_query(
-        "MATCH (l:GraphRagLease {key: 'left-behind'}) SET l.expiresAt = datetime() - duration('PT1S')"
-    )
-    service = maintenance()
+    await store.execute("MATCH (l:GraphRagLease {key: 'left-behind'}) SET l.expiresAt = datetime() - duration('PT1S')")
+    service = maintenance(store)
 
     report = await service.check()
 
@@ -176,18 +181,18 @@ async def test_expired_leases_are_found_until_orphan_clean_up_removes_them(graph
     assert (await service.check()).healthy
 
 
-async def test_knowledge_findings_come_from_the_extension_and_clear_when_fixed(graph: None) -> None:
-    receipt = await ingest(["a", "b"])
+async def test_knowledge_findings_come_from_the_extension_and_clear_when_fixed(store: Store, graph: None) -> None:
+    receipt = await ingest(store, ["a", "b"])
     run = receipt.run_id
-    await seed_knowledge(run, {"x": "a", "y": "b"})
-    await adb.cypher_query("CREATE (:TestThing {id: 'lonely', runId: $run})", {"run": run})
-    await add_fact(run, "x", "y", ["a", "b"])
+    await seed_knowledge(store, run, {"x": "a", "y": "b"})
+    await store.execute("CREATE (:TestThing {id: 'lonely', runId: $run})", {"run": run})
+    await add_fact(store, run, "x", "y", ["a", "b"])
     gone = document_id("a")
     # Document a goes by hand with its mentions, leaving orphans and a fact that lists it.
-    await adb.cypher_query("MATCH (c:Chunk {documentId: $id})<-[m:TEST_MENTION]-() DELETE m", {"id": gone})
-    await adb.cypher_query("MATCH (d:Document {id: $id})<-[r]-() DELETE r", {"id": gone})
-    await adb.cypher_query("MATCH (d:Document {id: $id}) DELETE d", {"id": gone})
-    service = maintenance(knowledge=GraphKnowledge())
+    await store.execute("MATCH (c:Chunk {documentId: $id})<-[m:TEST_MENTION]-() DELETE m", {"id": gone})
+    await store.execute("MATCH (d:Document {id: $id})<-[r]-() DELETE r", {"id": gone})
+    await store.execute("MATCH (d:Document {id: $id}) DELETE d", {"id": gone})
+    service = maintenance(store, knowledge=GraphKnowledge())
 
     report = await service.check()
 
@@ -218,10 +223,10 @@ async def cli_check() -> tuple[int, str]:
     return process.returncode, out.decode()
 
 
-async def test_cli_check_prints_findings_and_exits_1_when_unhealthy(graph: None) -> None:
-    await ingest(["a"])
+async def test_cli_check_prints_findings_and_exits_1_when_unhealthy(store: Store, graph: None) -> None:
+    await ingest(store, ["a"])
     assert await cli_check() == (0, "healthy: no findings\n")
-    await adb.cypher_query("MATCH (c:Chunk) WITH c LIMIT 1 REMOVE c.embedding")
+    await store.execute("MATCH (c:Chunk) WITH c LIMIT 1 REMOVE c.embedding")
 
     code, out = await cli_check()
 

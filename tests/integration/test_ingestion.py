@@ -7,7 +7,6 @@ import math
 from collections.abc import Sequence
 
 import pytest
-from neomodel import adb
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -20,8 +19,9 @@ from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.ingestion import DocumentStatus, IngestionOptions, IngestionService, RunStatus
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
-from graphrag_orm.retry import RetryOptions
+from graphrag_orm.retry import RetryOptions, RetryPolicy
 from graphrag_orm.sources import Source, Sources
+from graphrag_orm.store import AccessMode, StatementEvent, Store
 from graphrag_orm.tokens import ByteEstimateCounter
 
 MODEL = for_layout(Layout.DEFAULT)
@@ -43,14 +43,15 @@ Stop riding and book a free replacement. Émile's shop in Zürich has parts 🚲
 """
 
 
-def service(embedder: object | None = None, **options: object) -> IngestionService:
+def service(store: Store, embedder: object | None = None, **options: object) -> IngestionService:
     return IngestionService(
+        store,
         MODEL,
         OFFLINE_EMBEDDING_SET,
         embedder or HashingEmbedder(DIMS),  # type: ignore[arg-type]
         chunker=Chunker(ChunkerOptions(max_utf8_bytes=128)),
         options=IngestionOptions(**options),  # type: ignore[arg-type]
-        retry=RetryOptions(initial_backoff_seconds=0.01, max_backoff_seconds=0.5),
+        retry=RetryPolicy(RetryOptions(initial_backoff_seconds=0.01, max_backoff_seconds=0.5)),
     )
 
 
@@ -61,83 +62,123 @@ def corpus(count: int = 3) -> list[Source]:
     ]
 
 
-async def scalar(query: str, **params: object) -> object:
-    rows, _ = await adb.cypher_query(query, params)
-    return rows[0][0]
+async def scalar(store: Store, query: str, **params: object) -> object:
+    return (await store.read(query, params)).value()
 
 
-async def test_a_document_is_written_whole_with_exact_spans_vectors_and_run_ids(graph: None) -> None:
+async def test_a_document_is_written_whole_with_exact_spans_vectors_and_run_ids(graph: None, store: Store) -> None:
     source = corpus(1)[0]
-    receipt = await service().ingest([source])
+    receipt = await service(store).ingest([source])
 
     assert receipt.status == RunStatus.COMPLETED
     (outcome,) = receipt.documents
     assert outcome.status == DocumentStatus.INGESTED and outcome.error_code is None
     utf8 = GUIDE.replace("BC-310", "BC-300").encode()
-    rows, _ = await adb.cypher_query(
-        "MATCH (c:Chunk {documentId: $doc}) RETURN c.text, c.startByte, c.endByte, size(c.embedding), "
-        "c.embeddingSetId, c.runId ORDER BY c.order",
-        {"doc": source.document_id},
-    )
+    rows = (
+        await store.read(
+            "MATCH (c:Chunk {documentId: $doc}) RETURN c.text AS text, c.startByte AS start, c.endByte AS end, "
+            "size(c.embedding) AS dims, c.embeddingSetId AS set_id, c.runId AS run_id ORDER BY c.order",
+            {"doc": source.document_id},
+        )
+    ).records
     assert len(rows) == outcome.chunks == receipt.chunks_written > 1
     covered = bytearray(len(utf8))
-    for text, start, end, dims, set_id, run_id in rows:
+    for row in rows:
+        text, start, end, dims, set_id, run_id = (row[k] for k in ("text", "start", "end", "dims", "set_id", "run_id"))
         assert text.encode() == utf8[start:end]
         assert dims == DIMS and set_id == OFFLINE_EMBEDDING_SET.id and run_id == receipt.run_id
         covered[start:end] = b"\x01" * (end - start)
     assert all(covered), "every byte of the document is in a chunk"
-    assert await scalar("MATCH (s:Section {documentId: $doc}) RETURN count(s)", doc=source.document_id) == 3
-    assert await scalar("MATCH ()-[r]->() WHERE r.runId IS NULL RETURN count(r)") == 0
+    assert await scalar(store, "MATCH (s:Section {documentId: $doc}) RETURN count(s)", doc=source.document_id) == 3
+    assert await scalar(store, "MATCH ()-[r]->() WHERE r.runId IS NULL RETURN count(r)") == 0
     assert (
         await scalar(
+            store,
             "MATCH (n) WHERE (n:Document OR n:Chunk OR n:Section) AND n.runId <> $run RETURN count(n)",
             run=receipt.run_id,
         )
         == 0
     )
-    edges = dict(
-        (
-            await adb.cypher_query(
-                "MATCH (:Chunk {documentId: $doc})-[r]->() RETURN type(r), count(r)", {"doc": source.document_id}
-            )
-        )[0]
-    )
+    edges = {
+        row["type"]: row["edges"]
+        for row in await store.read(
+            "MATCH (:Chunk {documentId: $doc})-[r]->() RETURN type(r) AS type, count(r) AS edges",
+            {"doc": source.document_id},
+        )
+    }
     assert edges["IN_DOCUMENT"] == len(rows) and edges["NEXT_CHUNK"] == len(rows) - 1
-    assert await scalar("MATCH (r:IngestionRun {id: $run}) RETURN r.status", run=receipt.run_id) == "Completed"
-    assert await scalar("MATCH (l:GraphRagLease) RETURN count(l)") == 0
+    assert await scalar(store, "MATCH (r:IngestionRun {id: $run}) RETURN r.status", run=receipt.run_id) == "Completed"
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN count(l)") == 0
 
 
-async def test_unchanged_documents_are_not_rewritten_and_changed_ones_replace_their_chunks(graph: None) -> None:
+async def test_every_statement_is_named_and_goes_through_the_store_and_a_document_is_one_write(
+    graph: None, store: Store
+) -> None:
+    events: list[StatementEvent] = []
+    remove = store.add_hook(events.append)
+    try:
+        receipt = await service(store).ingest(corpus(1))
+    finally:
+        remove()
+    assert receipt.documents[0].status == DocumentStatus.INGESTED
+    assert [e.name for e in events] == [
+        "ingestion.run.start",
+        "ingestion.state.prefetch",
+        "ingestion.lease.insert",
+        # the document's one write transaction, the lease renewed first
+        "ingestion.document.renew_lease",
+        "ingestion.document.upsert",
+        "ingestion.document.sections",
+        "ingestion.document.chunks",
+        "ingestion.document.chunk_sections",
+        "ingestion.document.next_chunks",
+        "ingestion.document.subsections",
+        # released after the commit
+        "ingestion.lease.release",
+        "ingestion.run.finish",
+    ]
+    assert [e.mode for e in events if e.name.startswith("ingestion.state.")] == [AccessMode.READ]
+    assert all(e.mode is AccessMode.WRITE for e in events if not e.name.startswith("ingestion.state."))
+    assert all(e.error is None for e in events)
+
+
+async def test_unchanged_documents_are_not_rewritten_and_changed_ones_replace_their_chunks(
+    graph: None, store: Store
+) -> None:
     sources = corpus(2)
-    first = await service().ingest(sources)
-    again = await service().ingest(sources)
+    first = await service(store).ingest(sources)
+    again = await service(store).ingest(sources)
     assert [o.status for o in again.documents] == [DocumentStatus.UNCHANGED] * 2
     assert again.embedding_calls == 0
-    assert await scalar("MATCH (c:Chunk) WHERE c.runId = $run RETURN count(c)", run=again.run_id) == 0
+    assert await scalar(store, "MATCH (c:Chunk) WHERE c.runId = $run RETURN count(c)", run=again.run_id) == 0
 
     changed = [
         Sources.text("doc-0", GUIDE + "\nA new paragraph about the recall.\n", media_type="text/markdown"),
         sources[1],
     ]
-    third = await service().ingest(changed)
+    third = await service(store).ingest(changed)
     assert [o.status for o in third.documents] == [DocumentStatus.INGESTED, DocumentStatus.UNCHANGED]
     doc = sources[0].document_id
     assert (
         await scalar(
-            "MATCH (c:Chunk {documentId: $doc}) WHERE c.runId <> $run RETURN count(c)", doc=doc, run=third.run_id
+            store, "MATCH (c:Chunk {documentId: $doc}) WHERE c.runId <> $run RETURN count(c)", doc=doc, run=third.run_id
         )
         == 0
     )
-    assert await scalar("MATCH (c:Chunk {documentId: $doc}) RETURN count(c)", doc=doc) == third.documents[0].chunks
-    assert await scalar("MATCH (c:Chunk) RETURN count(c)") == third.documents[0].chunks + first.documents[1].chunks
+    assert (
+        await scalar(store, "MATCH (c:Chunk {documentId: $doc}) RETURN count(c)", doc=doc) == third.documents[0].chunks
+    )
+    assert (
+        await scalar(store, "MATCH (c:Chunk) RETURN count(c)") == third.documents[0].chunks + first.documents[1].chunks
+    )
 
 
-async def test_the_same_text_under_new_settings_is_rewritten_under_the_same_keys(graph: None) -> None:
+async def test_the_same_text_under_new_settings_is_rewritten_under_the_same_keys(graph: None, store: Store) -> None:
     source = corpus(1)[0]
-    await service().ingest([source])
+    await service(store).ingest([source])
     # Another embedding batch size does not change the fingerprint; another chunk size does.
     rechunked = IngestionService(
-        MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS), chunker=Chunker(ChunkerOptions(max_utf8_bytes=256))
+        store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS), chunker=Chunker(ChunkerOptions(max_utf8_bytes=256))
     )
     receipt = await rechunked.ingest([source])
     assert receipt.documents[0].status == DocumentStatus.INGESTED
@@ -179,14 +220,14 @@ class _Scripted:
     ],
 )
 async def test_a_bad_vector_fails_its_document_with_a_code_and_writes_nothing(
-    graph: None, shape: str, code: str
+    graph: None, store: Store, shape: str, code: str
 ) -> None:
     sources = corpus(2)
-    receipt = await service(_Scripted(shape)).ingest(sources)
+    receipt = await service(store, _Scripted(shape)).ingest(sources)
     assert receipt.status == RunStatus.COMPLETED
     assert [(o.status, o.error_code) for o in receipt.documents] == [(DocumentStatus.FAILED, code)] * 2
-    assert await scalar("MATCH (n) WHERE n:Document OR n:Chunk OR n:Section RETURN count(n)") == 0
-    assert await scalar("MATCH (l:GraphRagLease) RETURN count(l)") == 0
+    assert await scalar(store, "MATCH (n) WHERE n:Document OR n:Chunk OR n:Section RETURN count(n)") == 0
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN count(l)") == 0
 
 
 class _Flaky:
@@ -203,50 +244,52 @@ class _Flaky:
         return await self.inner.embed(texts)
 
 
-async def test_a_transient_embedding_failure_is_retried_and_counted(graph: None) -> None:
-    receipt = await service(_Flaky(2), embedding_batch_size=256).ingest(corpus(1))
+async def test_a_transient_embedding_failure_is_retried_and_counted(graph: None, store: Store) -> None:
+    receipt = await service(store, _Flaky(2), embedding_batch_size=256).ingest(corpus(1))
     assert receipt.documents[0].status == DocumentStatus.INGESTED
     assert receipt.retries.retries == 2
 
 
-async def test_exhausted_retries_fail_the_document_with_embedding_failed(graph: None) -> None:
-    receipt = await service(_Flaky(50), embedding_batch_size=256).ingest(corpus(1))
+async def test_exhausted_retries_fail_the_document_with_embedding_failed(graph: None, store: Store) -> None:
+    receipt = await service(store, _Flaky(50), embedding_batch_size=256).ingest(corpus(1))
     assert receipt.documents[0].error_code == "embedding-failed"
     assert receipt.retries.retries == 4
 
 
-async def test_a_held_lease_refuses_a_second_run_and_an_expired_one_is_taken_over(graph: None) -> None:
+async def test_a_held_lease_refuses_a_second_run_and_an_expired_one_is_taken_over(graph: None, store: Store) -> None:
     source = corpus(1)[0]
-    holder = service(lease_duration_seconds=1.0)
+    holder = service(store, lease_duration_seconds=1.0)
     await holder.leases.acquire(source.document_id, "run-other")
     refused = await holder.ingest([source])
     assert refused.documents[0].error_code == "lease-held"
-    assert await scalar("MATCH (l:GraphRagLease) RETURN l.runId") == "run-other"
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN l.runId") == "run-other"
     await asyncio.sleep(1.2)
     taken = await holder.ingest([source])
     assert taken.documents[0].status == DocumentStatus.INGESTED
-    assert await scalar("MATCH (l:GraphRagLease) RETURN count(l)") == 0
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN count(l)") == 0
 
 
-async def test_a_lease_taken_over_before_the_write_fails_the_document_with_lease_lost(graph: None) -> None:
+async def test_a_lease_taken_over_before_the_write_fails_the_document_with_lease_lost(
+    graph: None, store: Store
+) -> None:
     source = corpus(1)[0]
-    ingestion = service(lease_duration_seconds=30.0)
+    ingestion = service(store, lease_duration_seconds=30.0)
 
     class _TakeOverDuringEmbedding:
         async def embed(self, texts: Sequence[str]) -> EmbeddingVectors:
             # Another run takes the lease while this document is being embedded.
-            await adb.cypher_query("MATCH (l:GraphRagLease) SET l.runId = 'run-thief'")
+            await store.execute("MATCH (l:GraphRagLease) SET l.runId = 'run-thief'")
             return await HashingEmbedder(DIMS).embed(texts)
 
     ingestion.embedder = _TakeOverDuringEmbedding()
     receipt = await ingestion.ingest([source])
     assert receipt.documents[0].error_code == "lease-lost"
-    assert await scalar("MATCH (n:Document) RETURN count(n)") == 0
-    assert await scalar("MATCH (l:GraphRagLease) RETURN l.runId") == "run-thief"
+    assert await scalar(store, "MATCH (n:Document) RETURN count(n)") == 0
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN l.runId") == "run-thief"
 
 
 async def test_preview_writes_nothing_and_equals_the_receipt_when_the_client_counts_like_the_counter(
-    graph: None,
+    graph: None, store: Store
 ) -> None:
     counter = ByteEstimateCounter()
 
@@ -255,11 +298,14 @@ async def test_preview_writes_nothing_and_equals_the_receipt_when_the_client_cou
             vectors = await HashingEmbedder(DIMS).embed(texts)
             return EmbeddingVectors(list(vectors), input_tokens=sum(counter.count(t) for t in texts))
 
-    ingestion = service(_Counting(), embedding_batch_size=2)
+    ingestion = service(store, _Counting(), embedding_batch_size=2)
     ingestion.token_counter = counter
     sources = corpus(3)
     preview = await ingestion.preview(sources)
-    assert await scalar("MATCH (n) WHERE NOT n:GraphRagMigration AND NOT n:GraphRagTestDatabase RETURN count(n)") == 0
+    assert (
+        await scalar(store, "MATCH (n) WHERE NOT n:GraphRagMigration AND NOT n:GraphRagTestDatabase RETURN count(n)")
+        == 0
+    )
     receipt = await ingestion.ingest(sources)
     assert preview.tokens_counted
     assert preview.chunks == receipt.chunks_written
@@ -268,8 +314,8 @@ async def test_preview_writes_nothing_and_equals_the_receipt_when_the_client_cou
     assert [d.status.value for d in (await ingestion.preview(sources)).documents] == ["Unchanged"] * 3
 
 
-async def test_more_sources_than_max_documents_is_reported(graph: None) -> None:
-    receipt = await service(max_documents=2).ingest(corpus(3))
+async def test_more_sources_than_max_documents_is_reported(graph: None, store: Store) -> None:
+    receipt = await service(store, max_documents=2).ingest(corpus(3))
     assert len(receipt.documents) == 2
     assert [(limit.name, limit.value) for limit in receipt.limits_reached] == [("MaxDocuments", 2)]
 
@@ -290,7 +336,7 @@ def test_options_outside_their_bounds_are_refused(options: dict[str, int]) -> No
     assert refused.value.code == "invalid-option"
 
 
-async def test_unreadable_sources_fail_with_their_load_codes(graph: None, tmp_path: object) -> None:
+async def test_unreadable_sources_fail_with_their_load_codes(graph: None, store: Store, tmp_path: object) -> None:
     from pathlib import Path
 
     folder = Path(str(tmp_path))
@@ -302,12 +348,14 @@ async def test_unreadable_sources_fail_with_their_load_codes(graph: None, tmp_pa
         Sources.file(folder / "big.md"),
         Sources.file(folder / "data.csv"),
     ]
-    receipt = await service(max_document_bytes=4096).ingest(sources)
+    receipt = await service(store, max_document_bytes=4096).ingest(sources)
     assert [o.error_code for o in receipt.documents] == ["invalid-utf8", "document-too-large", "unsupported-media-type"]
-    assert await scalar("MATCH (n:Document) RETURN count(n)") == 0
+    assert await scalar(store, "MATCH (n:Document) RETURN count(n)") == 0
 
 
-async def test_spans_carry_ids_counts_and_codes_but_no_text_paths_or_uris(graph: None, tmp_path: object) -> None:
+async def test_spans_carry_ids_counts_and_codes_but_no_text_paths_or_uris(
+    graph: None, store: Store, tmp_path: object
+) -> None:
     from pathlib import Path
 
     exporter = InMemorySpanExporter()
@@ -319,8 +367,8 @@ async def test_spans_carry_ids_counts_and_codes_but_no_text_paths_or_uris(graph:
         path = Path(str(tmp_path)) / "secret-folder" / "guide.md"
         path.parent.mkdir()
         path.write_text(GUIDE)
-        await service(_Scripted("nan")).ingest([Sources.file(path)])
-        await service().ingest([Sources.file(path)])
+        await service(store, _Scripted("nan")).ingest([Sources.file(path)])
+        await service(store).ingest([Sources.file(path)])
     finally:
         trace._TRACER_PROVIDER = previous
     spans = exporter.get_finished_spans()

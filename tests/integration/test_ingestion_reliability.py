@@ -18,13 +18,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import neo4j
 import pytest
-from neomodel import adb
 
 from graphrag_orm.chunking import Chunker
 from graphrag_orm.localdb import LocalDbSettings, start, stop
 from graphrag_orm.sources import Sources
+from graphrag_orm.store import Store
+from graphrag_orm.store.connection import ConnectionSettings, open_store
 from tests.database import wipe_data
 from tests.integration.ingest_worker import BASE_URI, CHUNKER
 
@@ -112,25 +112,26 @@ def receipt_of(process: subprocess.Popen[str], timeout: float = 240) -> dict[str
     return body
 
 
-async def graph_state() -> dict[str, object]:
+async def graph_state(store: Store) -> dict[str, object]:
     """Independent reads of what is stored, document by document."""
-    rows, _ = await adb.cypher_query(
+    rows = await store.read(
         "MATCH (d:Document) OPTIONAL MATCH (c:Chunk {documentId: d.id}) "
         "WITH d, count(c) AS chunks, count(c.embedding) AS vectors, "
         "sum(CASE WHEN EXISTS { (c)-[:IN_DOCUMENT]->(d) } THEN 1 ELSE 0 END) AS linked "
-        "RETURN d.id, chunks, vectors, linked"
+        "RETURN d.id AS id, chunks, vectors, linked"
     )
-    documents = {row[0]: (row[1], row[2], row[3]) for row in rows}
-    single = await _one("MATCH (c:Chunk) WHERE NOT EXISTS { MATCH (d:Document {id: c.documentId}) } RETURN count(c)")
-    next_edges = await _one("MATCH (:Chunk)-[r:NEXT_CHUNK]->(:Chunk) RETURN count(r)")
-    doubled = await _one("MATCH (c:Chunk) WHERE COUNT { (c)-[:IN_DOCUMENT]->() } <> 1 RETURN count(c)")
-    leases = await _one("MATCH (l:GraphRagLease) RETURN count(l)")
+    documents = {row["id"]: (row["chunks"], row["vectors"], row["linked"]) for row in rows}
+
+    async def one(query: str) -> int:
+        return int((await store.read(query)).value("n", 0))
+
+    single = await one(
+        "MATCH (c:Chunk) WHERE NOT EXISTS { MATCH (d:Document {id: c.documentId}) } RETURN count(c) AS n"
+    )
+    next_edges = await one("MATCH (:Chunk)-[r:NEXT_CHUNK]->(:Chunk) RETURN count(r) AS n")
+    doubled = await one("MATCH (c:Chunk) WHERE COUNT { (c)-[:IN_DOCUMENT]->() } <> 1 RETURN count(c) AS n")
+    leases = await one("MATCH (l:GraphRagLease) RETURN count(l) AS n")
     return {"documents": documents, "orphan_chunks": single, "next": next_edges, "doubled": doubled, "leases": leases}
-
-
-async def _one(query: str) -> int:
-    rows, _ = await adb.cypher_query(query)
-    return int(rows[0][0])
 
 
 def assert_whole(state: dict[str, object], planned: dict[str, int]) -> None:
@@ -144,12 +145,14 @@ def assert_whole(state: dict[str, object], planned: dict[str, int]) -> None:
 
 
 @pytest.mark.parametrize("workers", [2, 4])
-async def test_concurrent_workers_ingest_each_document_exactly_once(graph: None, tmp_path: Path, workers: int) -> None:
+async def test_concurrent_workers_ingest_each_document_exactly_once(
+    graph: None, store: Store, tmp_path: Path, workers: int
+) -> None:
     planned = write_corpus(tmp_path / "corpus", 200)
     processes = [worker(tmp_path / "corpus") for _ in range(workers)]
     receipts = [receipt_of(p) for p in processes]
 
-    state = await graph_state()
+    state = await graph_state(store)
     assert set(state["documents"]) == set(planned)  # type: ignore[arg-type]
     assert_whole(state, planned)
     assert state["leases"] == 0
@@ -162,26 +165,28 @@ async def test_concurrent_workers_ingest_each_document_exactly_once(graph: None,
     assert ingested == dict.fromkeys(planned, 1), "every document written by exactly one worker"
 
 
-async def test_a_worker_killed_at_random_points_leaves_documents_whole_or_absent(graph: None, tmp_path: Path) -> None:
+async def test_a_worker_killed_at_random_points_leaves_documents_whole_or_absent(
+    graph: None, store: Store, tmp_path: Path
+) -> None:
     planned = write_corpus(tmp_path / "corpus", 60, seed=11)
     rng = random.Random(2026)
     lease = 2.0
     for trial in range(10):
-        await wipe_data()
+        await wipe_data(store)
         # About 0.15 s per embedding call, two lanes: a run lasts five seconds or more.
         process = worker(tmp_path / "corpus", "--lease", str(lease), "--delay", "0.15")
         await asyncio.sleep(rng.uniform(1.0, 4.0))  # imports and connecting take about a second
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
 
-        killed = await graph_state()
+        killed = await graph_state(store)
         assert_whole(killed, planned)
         assert len(killed["documents"]) < len(planned), f"trial {trial}: the kill came after the run ended"  # type: ignore[arg-type]
 
         await asyncio.sleep(lease + 0.5)  # the killed worker's leases expire and are taken over
         receipt = receipt_of(worker(tmp_path / "corpus", "--lease", str(lease)))
         assert all(o["status"] in ("Ingested", "Unchanged") for o in receipt["documents"]), receipt  # type: ignore[attr-defined]
-        final = await graph_state()
+        final = await graph_state(store)
         assert set(final["documents"]) == set(planned)  # type: ignore[arg-type]
         assert_whole(final, planned)
         assert final["leases"] == 0
@@ -199,16 +204,27 @@ def restartable_server() -> Iterator[LocalDbSettings]:
         stop(settings)
 
 
-def _count_documents(settings: LocalDbSettings) -> int:
-    with neo4j.GraphDatabase.driver(settings.uri, auth=("neo4j", settings.password)) as driver:
-        records, _, _ = driver.execute_query("MATCH (d:Document) RETURN count(d) AS n")
-        return int(records[0]["n"])
+async def _on(settings: LocalDbSettings, cypher: str, *, write: bool = False) -> int:
+    """One statement on the restartable server through a store of its own (opened per call: it restarts)."""
+    store = await open_store(ConnectionSettings(uri=settings.uri, password=settings.password))
+    try:
+        result = await (store.execute(cypher, name="test.restart") if write else store.read(cypher, name="test.count"))
+        return int(result.value("n", 0))
+    finally:
+        await store.driver.close()
 
 
-def _wipe(settings: LocalDbSettings) -> None:
-    driver = neo4j.GraphDatabase.driver(settings.uri, auth=("neo4j", settings.password))
-    with driver, driver.session() as session:  # IN TRANSACTIONS needs an implicit transaction
-        session.run("MATCH (n) WHERE NOT n:GraphRagMigration CALL (n) { DETACH DELETE n } IN TRANSACTIONS").consume()
+async def _count_documents(settings: LocalDbSettings) -> int:
+    return await _on(settings, "MATCH (d:Document) RETURN count(d) AS n")
+
+
+async def _wipe(settings: LocalDbSettings) -> None:
+    # IN TRANSACTIONS needs an auto-commit statement.
+    await _on(
+        settings,
+        "MATCH (n) WHERE NOT n:GraphRagMigration CALL (n) { DETACH DELETE n } IN TRANSACTIONS",
+        write=True,
+    )
 
 
 async def test_a_server_stopped_mid_run_fails_documents_with_codes_and_a_rerun_finishes(
@@ -219,12 +235,12 @@ async def test_a_server_stopped_mid_run_fails_documents_with_codes_and_a_rerun_f
     env = dict(os.environ, NEO4J_URI=settings.uri, NEO4J_PASSWORD=settings.password)
     prepared = worker(tmp_path / "corpus", "--migrate", "--delay", "0", env=env)
     receipt_of(prepared)  # applies the schema on this server and ingests once
-    _wipe(settings)
+    await _wipe(settings)
 
     # Short leases: the documents in flight when the server stops keep theirs until they expire.
     process = worker(tmp_path / "corpus", "--delay", "0.05", "--lease", "2", env=env)
     deadline = time.monotonic() + 120
-    while _count_documents(settings) < 5:
+    while await _count_documents(settings) < 5:
         assert time.monotonic() < deadline, "the worker wrote nothing"
         await asyncio.sleep(0.2)
     await asyncio.to_thread(stop, settings)
@@ -240,4 +256,4 @@ async def test_a_server_stopped_mid_run_fails_documents_with_codes_and_a_rerun_f
     await asyncio.sleep(2.5)  # the stopped run's leases expire and are taken over
     again = receipt_of(worker(tmp_path / "corpus", "--lease", "600", env=env))
     assert all(o["status"] in ("Ingested", "Unchanged") for o in again["documents"]), again  # type: ignore[attr-defined]
-    assert _count_documents(settings) == len(planned)
+    assert await _count_documents(settings) == len(planned)

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from neomodel import adb
 
 from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.errors import MigrationError
@@ -17,10 +16,11 @@ from graphrag_orm.migrate import (
     RevisionState,
     initial_revision,
     next_revision,
-    read_live_schema,
     write_revision,
 )
 from graphrag_orm.schema import Schema
+from graphrag_orm.store import Store
+from graphrag_orm.store.introspection import read_live_schema
 
 SET_64 = EmbeddingSet(model="test-model", dimensions=64)
 
@@ -32,9 +32,9 @@ def _chain_dir(tmp_path: Path, embedding_set: EmbeddingSet = SET_64) -> Path:
 
 
 async def test_apply_creates_every_definition_online_and_records_the_revision(
-    bare_database: None, tmp_path: Path
+    bare_database: None, store: Store, tmp_path: Path
 ) -> None:
-    migrator = Migrator(Chain.load(_chain_dir(tmp_path)))
+    migrator = Migrator(store, Chain.load(_chain_dir(tmp_path)))
     before = await migrator.status()
     assert before.database_head is None
     assert [r.state for r in before.revisions] == [RevisionState.PENDING]
@@ -42,7 +42,7 @@ async def test_apply_creates_every_definition_online_and_records_the_revision(
     report = await migrator.apply()
 
     assert report.applied == ("0001_app",)
-    live = await read_live_schema()
+    live = await read_live_schema(store)
     for definition in Schema.definitions(Layout.DEFAULT, SET_64):
         assert definition.name in live
         assert live[definition.name].state == "ONLINE"
@@ -51,25 +51,27 @@ async def test_apply_creates_every_definition_online_and_records_the_revision(
     assert (await migrator.check()).ok
 
 
-async def test_apply_twice_changes_nothing(bare_database: None, tmp_path: Path) -> None:
-    migrator = Migrator(Chain.load(_chain_dir(tmp_path)))
+async def test_apply_twice_changes_nothing(bare_database: None, store: Store, tmp_path: Path) -> None:
+    migrator = Migrator(store, Chain.load(_chain_dir(tmp_path)))
     await migrator.apply()
     again = await migrator.apply()
     assert again.applied == () and again.statements == 0
 
 
-async def test_plan_prints_exact_cypher_and_changes_nothing(bare_database: None, tmp_path: Path) -> None:
-    migrator = Migrator(Chain.load(_chain_dir(tmp_path)))
+async def test_plan_prints_exact_cypher_and_changes_nothing(bare_database: None, store: Store, tmp_path: Path) -> None:
+    migrator = Migrator(store, Chain.load(_chain_dir(tmp_path)))
     plan = await migrator.plan()
     (revision,) = plan.revisions
     assert any("CREATE VECTOR INDEX" in c and "`vector.dimensions`: 64" in c for c in revision.cypher)
-    assert await read_live_schema() == {}
+    assert await read_live_schema(store) == {}
     assert (await migrator.status()).database_head is None
 
 
-async def test_an_applied_revision_edited_afterwards_is_refused(bare_database: None, tmp_path: Path) -> None:
+async def test_an_applied_revision_edited_afterwards_is_refused(
+    bare_database: None, store: Store, tmp_path: Path
+) -> None:
     folder = _chain_dir(tmp_path)
-    await Migrator(Chain.load(folder)).apply()
+    await Migrator(store, Chain.load(folder)).apply()
     path = folder / "0001_app.json"
     body = json.loads(path.read_text())
     body["steps"] = body["steps"][:-1]
@@ -79,9 +81,9 @@ async def test_an_applied_revision_edited_afterwards_is_refused(bare_database: N
     edited = Revision.new("0001_app", None, body["message"], Revision.from_file(path, path.read_text()).steps[:-1])
     path.write_text(edited.to_file_json())
     with pytest.raises(MigrationError) as refused:
-        await Migrator(Chain.load(folder)).apply()
+        await Migrator(store, Chain.load(folder)).apply()
     assert refused.value.code == "checksum-mismatch"
-    status = await Migrator(Chain.load(folder)).status()
+    status = await Migrator(store, Chain.load(folder)).status()
     assert status.revisions[0].state == RevisionState.CHECKSUM_MISMATCH
 
 
@@ -94,6 +96,44 @@ def test_a_file_edited_without_its_checksum_is_refused_on_load(tmp_path: Path) -
     with pytest.raises(MigrationError) as refused:
         Chain.load(folder)
     assert refused.value.code == "unreviewed-edit"
+
+
+def test_a_folder_holding_a_file_that_is_not_utf8_is_refused_as_an_invalid_revision(tmp_path: Path) -> None:
+    folder = _chain_dir(tmp_path)
+    (folder / "0002_latin1.json").write_bytes('{"message": "caf\u00e9"}'.encode("latin-1"))
+    with pytest.raises(MigrationError) as refused:
+        Chain.load(folder)
+    assert refused.value.code == "invalid-revision"
+    assert "0002_latin1.json" in refused.value.message
+
+
+def test_a_folder_holding_an_unreadable_revision_is_refused_as_an_invalid_revision(tmp_path: Path) -> None:
+    folder = _chain_dir(tmp_path)
+    (folder / "0002_folder.json").mkdir()
+    with pytest.raises(MigrationError) as refused:
+        Chain.load(folder)
+    assert refused.value.code == "invalid-revision"
+    assert "0002_folder.json" in refused.value.message
+
+
+def test_the_walk_orders_by_predecessor_and_refuses_branches_gaps_repeats_and_cycles() -> None:
+    from graphrag_orm.migrate.chain import linear_walk
+
+    pairs = [("b", "a"), ("a", None), ("c", "b")]
+    assert linear_walk(pairs, key=lambda p: p[0], parent=lambda p: p[1], source="test") == [
+        ("a", None),
+        ("b", "a"),
+        ("c", "b"),
+    ]
+    for broken, code in (
+        ([("a", None), ("b", "a"), ("c", "a")], "branched-chain"),
+        ([("a", None), ("c", "b")], "broken-chain"),
+        ([("a", None), ("a", None)], "broken-chain"),
+        ([("a", "b"), ("b", "a")], "broken-chain"),
+    ):
+        with pytest.raises(MigrationError) as refused:
+            linear_walk(broken, key=lambda p: p[0], parent=lambda p: p[1], source="test")
+        assert refused.value.code == code
 
 
 def test_two_revisions_claiming_one_predecessor_are_refused(tmp_path: Path) -> None:
@@ -112,13 +152,15 @@ def test_two_revisions_claiming_one_predecessor_are_refused(tmp_path: Path) -> N
     assert refused.value.code == "branched-chain"
 
 
-async def test_a_vector_index_with_other_dimensions_is_a_conflict(bare_database: None, tmp_path: Path) -> None:
+async def test_a_vector_index_with_other_dimensions_is_a_conflict(
+    bare_database: None, store: Store, tmp_path: Path
+) -> None:
     vector = Schema.vector_index(Layout.DEFAULT, SET_64)
-    await adb.cypher_query(
+    await store.execute(
         f"CREATE VECTOR INDEX {vector.name} FOR (n:Chunk) ON (n.embedding) "
         "OPTIONS {indexConfig: {`vector.dimensions`: 32, `vector.similarity_function`: 'cosine'}}"
     )
-    migrator = Migrator(Chain.load(_chain_dir(tmp_path)))
+    migrator = Migrator(store, Chain.load(_chain_dir(tmp_path)))
     check = await migrator.check()
     assert [d.name for d in check.different] == [vector.name]
     assert "dimensions=32" in (check.different[0].actual or "")
@@ -128,9 +170,11 @@ async def test_a_vector_index_with_other_dimensions_is_a_conflict(bare_database:
     assert (await migrator.status()).database_head is None
 
 
-async def test_an_equivalent_index_under_another_name_stops_for_review(bare_database: None, tmp_path: Path) -> None:
-    await adb.cypher_query("CREATE FULLTEXT INDEX my_chunk_text FOR (n:Chunk) ON EACH [n.text]")
-    migrator = Migrator(Chain.load(_chain_dir(tmp_path)))
+async def test_an_equivalent_index_under_another_name_stops_for_review(
+    bare_database: None, store: Store, tmp_path: Path
+) -> None:
+    await store.execute("CREATE FULLTEXT INDEX my_chunk_text FOR (n:Chunk) ON EACH [n.text]")
+    migrator = Migrator(store, Chain.load(_chain_dir(tmp_path)))
     with pytest.raises(MigrationError) as refused:
         await migrator.apply()
     assert refused.value.code == "equivalent-schema"
@@ -139,44 +183,44 @@ async def test_an_equivalent_index_under_another_name_stops_for_review(bare_data
 
 
 async def test_next_revision_moves_to_a_new_embedding_set_and_downgrade_restores(
-    bare_database: None, tmp_path: Path
+    bare_database: None, store: Store, tmp_path: Path
 ) -> None:
     folder = _chain_dir(tmp_path)
-    await Migrator(Chain.load(folder)).apply()
+    await Migrator(store, Chain.load(folder)).apply()
     bigger = SET_64.model_copy(update={"dimensions": 128})
     revision = next_revision(Chain.load(folder), Layout.DEFAULT, bigger, revision="0002_bigger", message="128 dims")
     assert revision is not None
     assert [step.action for step in revision.steps] == ["drop", "create"]
     write_revision(folder, revision)
-    migrator = Migrator(Chain.load(folder))
+    migrator = Migrator(store, Chain.load(folder))
     await migrator.apply()
-    live = await read_live_schema()
+    live = await read_live_schema(store)
     assert Schema.vector_index(Layout.DEFAULT, bigger).name in live
     assert Schema.vector_index(Layout.DEFAULT, SET_64).name not in live
 
     down = await migrator.downgrade("0001_app")
     assert down.applied == ("0002_bigger",)
-    live = await read_live_schema()
+    live = await read_live_schema(store)
     assert Schema.vector_index(Layout.DEFAULT, SET_64).name in live
     assert (await migrator.status()).database_head == "0001_app"
 
     await migrator.downgrade("base")
-    assert await read_live_schema() == {
+    assert await read_live_schema(store) == {
         "graphrag_migration_revision_unique": live["graphrag_migration_revision_unique"]
     }
 
 
 async def test_check_reports_missing_and_unexpected_without_changing_anything(
-    bare_database: None, tmp_path: Path
+    bare_database: None, store: Store, tmp_path: Path
 ) -> None:
-    migrator = Migrator(Chain.load(_chain_dir(tmp_path)))
+    migrator = Migrator(store, Chain.load(_chain_dir(tmp_path)))
     await migrator.apply()
-    await adb.cypher_query("DROP INDEX graphrag_chunk_text")
-    await adb.cypher_query("CREATE INDEX graphrag_stray_index FOR (n:Chunk) ON (n.stray)")
+    await store.execute("DROP INDEX graphrag_chunk_text")
+    await store.execute("CREATE INDEX graphrag_stray_index FOR (n:Chunk) ON (n.stray)")
     check = await migrator.check()
     assert [d.name for d in check.missing] == ["graphrag_chunk_text"]
     assert [d.name for d in check.unexpected] == ["graphrag_stray_index"]
-    assert "graphrag_chunk_text" not in await read_live_schema()
+    assert "graphrag_chunk_text" not in await read_live_schema(store)
 
 
 async def test_the_toolkit_chain_matches_the_declared_default_schema() -> None:

@@ -10,19 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 from neo4j.time import DateTime
-from neomodel import StringProperty, adb
+from neomodel import StringProperty
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
-from graphrag_orm.extraction import ExtractionOptions, Extractor, PruneReason
+from graphrag_orm.extraction import ExtractionOptions, Extractor, KnowledgeWriter, PruneReason
 from graphrag_orm.ingestion import DocumentStatus, IngestionReceipt, IngestionService
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.ontologies import article, generic, novel
 from graphrag_orm.ontology import Ontology, entity_id
-from graphrag_orm.retry import RetryOptions
+from graphrag_orm.retry import RetryOptions, RetryPolicy
 from graphrag_orm.sources import Source, SourceMetadata, Sources
+from graphrag_orm.store import Store
 from tests.integration.knowledge_support import entity, fact, ontology_schema, scripted
 
 # ----------------------------------------------------------------- passages (fiction, written for these tests)
@@ -158,20 +159,26 @@ ARTICLE_REPLY: dict[str, Any] = {
 # ----------------------------------------------------------------- helpers
 
 
-def ingestion(ontology: Ontology, reply: dict[str, Any], layout: Layout = Layout.DEFAULT) -> IngestionService:
+def ingestion(
+    store: Store, ontology: Ontology, reply: dict[str, Any], layout: Layout = Layout.DEFAULT
+) -> IngestionService:
+    model = for_layout(layout)
+    retry = RetryPolicy(RetryOptions(max_retries=1, initial_backoff_seconds=0.01))
     return IngestionService(
-        for_layout(layout),
+        store,
+        model,
         OFFLINE_EMBEDDING_SET,
         HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
         chunker=Chunker(ChunkerOptions()),
-        retry=RetryOptions(max_retries=1, initial_backoff_seconds=0.01),
-        extractor=Extractor(ontology, scripted(lambda _passage: reply), ExtractionOptions()),
+        retry=retry,
+        extractor=Extractor(ontology, scripted(lambda _passage: reply), ExtractionOptions(), retry=retry),
+        knowledge=KnowledgeWriter(model, ontology),
     )
 
 
-async def rows(query: str, **params: Any) -> list[list[Any]]:
-    found, _ = await adb.cypher_query(query, params)
-    return found
+async def rows(store: Store, query: str, **params: Any) -> list[list[Any]]:
+    """The records of ``query``, each as its values in RETURN order."""
+    return [list(record.values()) for record in await store.read(query, params)]
 
 
 async def ingest_one(service: IngestionService, source: Source) -> IngestionReceipt:
@@ -181,8 +188,10 @@ async def ingest_one(service: IngestionService, source: Source) -> IngestionRece
     return receipt
 
 
-async def facts_of(types: tuple[str, ...]) -> set[tuple[str, str, str]]:
-    found = await rows("MATCH (a)-[f]->(b) WHERE type(f) IN $types RETURN a.name, type(f), b.name", types=list(types))
+async def facts_of(store: Store, types: tuple[str, ...]) -> set[tuple[str, str, str]]:
+    found = await rows(
+        store, "MATCH (a)-[f]->(b) WHERE type(f) IN $types RETURN a.name, type(f), b.name", types=list(types)
+    )
     return {(a, t, b) for a, t, b in found}
 
 
@@ -192,9 +201,9 @@ def byte_span(text: str, words: str) -> tuple[int, int]:
     return start, start + len(words.encode("utf-8"))
 
 
-async def assert_mentions_are_the_stored_bytes(mention_type: str = "MENTIONED_IN") -> None:
+async def assert_mentions_are_the_stored_bytes(store: Store, mention_type: str = "MENTIONED_IN") -> None:
     found = await rows(
-        f"MATCH (t)-[m:{mention_type}]->(c:Chunk) RETURN m.quote, m.startByte, m.endByte, c.text, c.startByte"
+        store, f"MATCH (t)-[m:{mention_type}]->(c:Chunk) RETURN m.quote, m.startByte, m.endByte, c.text, c.startByte"
     )
     assert found
     for quote, start, end, chunk_text, chunk_start in found:
@@ -204,16 +213,17 @@ async def assert_mentions_are_the_stored_bytes(mention_type: str = "MENTIONED_IN
 # ----------------------------------------------------------------- generic
 
 
-async def test_generic_writes_typed_facts_related_to_and_a_placeholder(graph: None) -> None:
-    async with ontology_schema(generic.ONTOLOGY):
+async def test_generic_writes_typed_facts_related_to_and_a_placeholder(graph: None, store: Store) -> None:
+    async with ontology_schema(store, generic.ONTOLOGY):
         source = Sources.text("generic/lumen", GENERIC_TEXT)
-        receipt = await ingest_one(ingestion(generic.ONTOLOGY, GENERIC_REPLY), source)
+        receipt = await ingest_one(ingestion(store, generic.ONTOLOGY, GENERIC_REPLY), source)
 
         things = {
             (labels[0], name): (aliases, placeholder)
             for labels, name, aliases, placeholder in await rows(
+                store,
                 "MATCH (e) WHERE e:Person OR e:Organization OR e:Place OR e:Event OR e:Concept "
-                "RETURN labels(e), e.name, e.aliases, e.isPlaceholder"
+                "RETURN labels(e), e.name, e.aliases, e.isPlaceholder",
             )
         }
         assert things == {
@@ -226,7 +236,7 @@ async def test_generic_writes_typed_facts_related_to_and_a_placeholder(graph: No
             ("Concept", "cold-chain logistics"): (None, False),
             ("Person", "someone"): (None, True),
         }
-        assert await facts_of(generic.ONTOLOGY.fact_types) == {
+        assert await facts_of(store, generic.ONTOLOGY.fact_types) == {
             ("Ines Duarte", "WORKS_FOR", "Lumen Freight"),
             ("Lumen Freight", "LOCATED_IN", "Porto"),
             ("Lumen Freight", "PART_OF", "Atlantic Carriers Group"),
@@ -237,6 +247,7 @@ async def test_generic_writes_typed_facts_related_to_and_a_placeholder(graph: No
             ("Ines Duarte", "RELATED_TO", "cold-chain logistics"),
         }
         payload = await rows(
+            store,
             "MATCH (:Person {name: 'Ines Duarte'})-[f]->(b) WHERE type(f) IN $types "
             "RETURN type(f), f.role, f.description, f.documentIds",
             types=list(generic.ONTOLOGY.fact_types),
@@ -247,27 +258,31 @@ async def test_generic_writes_typed_facts_related_to_and_a_placeholder(graph: No
             ("RELATED_TO", None, "known for her work on"),
         }
         assert all(ids == [source.document_id] for *_, ids in payload)
-        assert (await rows("MATCH (e:Event) RETURN e.description")) == [["A summit in Porto, in March."]]
+        assert (await rows(store, "MATCH (e:Event) RETURN e.description")) == [["A summit in Porto, in March."]]
         assert receipt.extraction is not None
         assert [(p.item, p.reason) for p in receipt.extraction.pruned] == [
             ("Porto WORKS_FOR Lumen Freight", PruneReason.NOT_ALLOWED)
         ]
-        assert (await rows("MATCH (e:Person {name: 'someone'}) RETURN e.id"))[0][0] != entity_id("Person", "someone")
+        assert (await rows(store, "MATCH (e:Person {name: 'someone'}) RETURN e.id"))[0][0] != entity_id(
+            "Person", "someone"
+        )
         # The things are neomodel nodes of the shipped classes.
         ines = await generic.Person.nodes.get(name="Ines Duarte")
         assert ines.uid == entity_id("Person", "Ines Duarte") and ines.aliases == "Duarte"
         assert ines.run_id == receipt.run_id and not ines.is_placeholder
-        await assert_mentions_are_the_stored_bytes()
+        await assert_mentions_are_the_stored_bytes(store)
 
 
 # ----------------------------------------------------------------- novel
 
 
-async def test_novel_writes_kin_membership_places_and_events_as_the_text_gives_them(graph: None) -> None:
-    async with ontology_schema(novel.ONTOLOGY):
-        receipt = await ingest_one(ingestion(novel.ONTOLOGY, NOVEL_REPLY), Sources.text("novel/moot", NOVEL_TEXT))
+async def test_novel_writes_kin_membership_places_and_events_as_the_text_gives_them(graph: None, store: Store) -> None:
+    async with ontology_schema(store, novel.ONTOLOGY):
+        receipt = await ingest_one(
+            ingestion(store, novel.ONTOLOGY, NOVEL_REPLY), Sources.text("novel/moot", NOVEL_TEXT)
+        )
 
-        assert await facts_of(novel.ONTOLOGY.fact_types) == {
+        assert await facts_of(store, novel.ONTOLOGY.fact_types) == {
             ("Mara Vell", "KIN_OF", "Tobin"),
             ("Tobin", "KIN_OF", "Mara Vell"),
             ("Mara Vell", "MEMBER_OF", "Lantern Guild"),
@@ -275,28 +290,29 @@ async def test_novel_writes_kin_membership_places_and_events_as_the_text_gives_t
             ("Winter Moot", "TAKES_PLACE_IN", "Old Mill"),
             ("Old Mill", "LOCATED_IN", "Brackwater"),
         }
-        roles = await rows("MATCH (a)-[f:KIN_OF]->(b) RETURN a.name, f.role ORDER BY a.name")
+        roles = await rows(store, "MATCH (a)-[f:KIN_OF]->(b) RETURN a.name, f.role ORDER BY a.name")
         assert roles == [["Mara Vell", "sister"], ["Tobin", "brother"]]
-        assert await rows("MATCH (e:Event) RETURN e.name, e.description") == [
+        assert await rows(store, "MATCH (e:Event) RETURN e.name, e.description") == [
             ["Winter Moot", "Held on the third night, in Chapter II."]
         ]
-        assert await rows("MATCH (c:Character {isPlaceholder: true}) RETURN c.name") == [["the old man"]]
+        assert await rows(store, "MATCH (c:Character {isPlaceholder: true}) RETURN c.name") == [["the old man"]]
         assert receipt.extraction is not None
         assert sorted((p.item, p.reason) for p in receipt.extraction.pruned) == [
             ("SAYS by Mara", PruneReason.QUOTE_NOT_FOUND),
             ("Winter Moot LOCATED_IN Old Mill", PruneReason.NOT_ALLOWED),
         ]
-        await assert_mentions_are_the_stored_bytes()
+        await assert_mentions_are_the_stored_bytes(store)
 
 
-async def test_speech_interrupted_by_narration_is_two_says_quotes_with_exact_bytes(graph: None) -> None:
-    async with ontology_schema(novel.ONTOLOGY):
+async def test_speech_interrupted_by_narration_is_two_says_quotes_with_exact_bytes(graph: None, store: Store) -> None:
+    async with ontology_schema(store, novel.ONTOLOGY):
         source = Sources.text("novel/moot", NOVEL_TEXT)
-        receipt = await ingest_one(ingestion(novel.ONTOLOGY, NOVEL_REPLY), source)
+        receipt = await ingest_one(ingestion(store, novel.ONTOLOGY, NOVEL_REPLY), source)
 
         quotes = await rows(
+            store,
             "MATCH (s:Character)-[q:SAYS]->(c:Chunk) "
-            "RETURN s.name, q.quote, q.startByte, q.endByte, q.addressee, q.documentId, q.key ORDER BY q.startByte"
+            "RETURN s.name, q.quote, q.startByte, q.endByte, q.addressee, q.documentId, q.key ORDER BY q.startByte",
         )
         first, second = "I can’t stay,", "the tide turns at dusk."
         assert [row[:5] for row in quotes] == [
@@ -314,14 +330,14 @@ async def test_speech_interrupted_by_narration_is_two_says_quotes_with_exact_byt
 # ----------------------------------------------------------------- article
 
 
-async def test_article_writes_authorship_topics_and_quotes(graph: None) -> None:
-    async with ontology_schema(article.ONTOLOGY):
+async def test_article_writes_authorship_topics_and_quotes(graph: None, store: Store) -> None:
+    async with ontology_schema(store, article.ONTOLOGY):
         receipt = await ingest_one(
-            ingestion(article.ONTOLOGY, ARTICLE_REPLY),
+            ingestion(store, article.ONTOLOGY, ARTICLE_REPLY),
             Sources.text("article/barrier", ARTICLE_TEXT, metadata=ARTICLE_METADATA),
         )
 
-        assert await facts_of(article.ONTOLOGY.fact_types) == {
+        assert await facts_of(store, article.ONTOLOGY.fact_types) == {
             ("Edda Lind", "WORKS_FOR", "Coastal Works Agency"),
             ("Edda Lind", "MEMBER_OF", "Institute of Tidal Engineers"),
             ("Coastal Works Agency", "PART_OF", "Portvale Regional Authority"),
@@ -331,22 +347,24 @@ async def test_article_writes_authorship_topics_and_quotes(graph: None) -> None:
             ("Edda Lind", "AUTHORED", "Venn Flood Study"),
             ("Venn Flood Study", "ABOUT", "winter floods"),
         }
-        quoted = await rows("MATCH (p:Person)-[q:QUOTED]->(:Chunk) RETURN p.name, q.quote ORDER BY q.startByte")
+        quoted = await rows(store, "MATCH (p:Person)-[q:QUOTED]->(:Chunk) RETURN p.name, q.quote ORDER BY q.startByte")
         assert quoted == [["Edda Lind", "We cannot wait for the next storm,"], ["Edda Lind", "not after last winter."]]
         assert receipt.extraction is not None
         assert sorted((p.item, p.reason) for p in receipt.extraction.pruned) == [
             ("Document Harbour council backs tidal barrier", PruneReason.UNKNOWN_KIND),
             ("QUOTED by Coastal Works Agency", PruneReason.NOT_A_SPEAKER),
         ]
-        await assert_mentions_are_the_stored_bytes()
+        await assert_mentions_are_the_stored_bytes(store)
 
 
-async def test_article_metadata_comes_from_the_source_and_extraction_cannot_change_it(graph: None) -> None:
-    async with ontology_schema(article.ONTOLOGY):
+async def test_article_metadata_comes_from_the_source_and_extraction_cannot_change_it(
+    graph: None, store: Store
+) -> None:
+    async with ontology_schema(store, article.ONTOLOGY):
         source = Sources.text("article/barrier", ARTICLE_TEXT, metadata=ARTICLE_METADATA)
-        await ingest_one(ingestion(article.ONTOLOGY, ARTICLE_REPLY), source)
+        await ingest_one(ingestion(store, article.ONTOLOGY, ARTICLE_REPLY), source)
 
-        (document,) = await rows("MATCH (d:Document) RETURN properties(d)")
+        (document,) = await rows(store, "MATCH (d:Document) RETURN properties(d)")
         stored = document[0]
         assert {key: stored[key] for key in ("id", "title", "published", "publisher", "url")} == {
             "id": source.document_id,
@@ -358,9 +376,9 @@ async def test_article_metadata_comes_from_the_source_and_extraction_cannot_chan
         assert isinstance(stored["ingestedAt"], DateTime)
         # Nothing the reply said about the document reached any node or relationship.
         for value in ("1999-01-01", "The Wrong Gazette", "https://wrong.example/"):
-            assert await rows("MATCH (n) WHERE any(k IN keys(n) WHERE n[k] = $v) RETURN n", v=value) == []
-            assert await rows("MATCH ()-[r]->() WHERE any(k IN keys(r) WHERE r[k] = $v) RETURN r", v=value) == []
-        assert await rows("MATCH (n:Document) WHERE n.id <> $id RETURN n", id=source.document_id) == []
+            assert await rows(store, "MATCH (n) WHERE any(k IN keys(n) WHERE n[k] = $v) RETURN n", v=value) == []
+            assert await rows(store, "MATCH ()-[r]->() WHERE any(k IN keys(r) WHERE r[k] = $v) RETURN r", v=value) == []
+        assert await rows(store, "MATCH (n:Document) WHERE n.id <> $id RETURN n", id=source.document_id) == []
 
         # A new version of the text, with a reply that again names other metadata: the
         # document takes the source's metadata, and only the source's.
@@ -369,8 +387,8 @@ async def test_article_metadata_comes_from_the_source_and_extraction_cannot_chan
             ARTICLE_TEXT + " The barrier opens in 2028.",
             metadata=ARTICLE_METADATA.model_copy(update={"published": "2026-03-18"}),
         )
-        await ingest_one(ingestion(article.ONTOLOGY, ARTICLE_REPLY), changed)
-        assert await rows("MATCH (d:Document) RETURN d.published, d.publisher, d.url") == [
+        await ingest_one(ingestion(store, article.ONTOLOGY, ARTICLE_REPLY), changed)
+        assert await rows(store, "MATCH (d:Document) RETURN d.published, d.publisher, d.url") == [
             ["2026-03-18", "The Portvale Courier (fiction)", "https://courier.example/2026/03/tidal-barrier"]
         ]
 
@@ -378,44 +396,45 @@ async def test_article_metadata_comes_from_the_source_and_extraction_cannot_chan
 # ----------------------------------------------------------------- neo4j-graphrag's shape and label prefixes
 
 
-async def test_neo4j_graphrag_shape_stores_extra_labels_and_from_chunk_mentions(graph: None) -> None:
+async def test_neo4j_graphrag_shape_stores_extra_labels_and_from_chunk_mentions(graph: None, store: Store) -> None:
     shaped = generic.ONTOLOGY.with_neo4j_graphrag_entities()
     layout = Layout.NEO4J_GRAPHRAG
-    async with ontology_schema(shaped, layout):
+    async with ontology_schema(store, shaped, layout):
         receipt = await ingest_one(
-            ingestion(shaped, GENERIC_REPLY, layout), Sources.text("generic/lumen", GENERIC_TEXT)
+            ingestion(store, shaped, GENERIC_REPLY, layout), Sources.text("generic/lumen", GENERIC_TEXT)
         )
 
-        labels = await rows("MATCH (e:__Entity__) RETURN labels(e), e.name")
+        labels = await rows(store, "MATCH (e:__Entity__) RETURN labels(e), e.name")
         assert len(labels) == 8
         for found, name in labels:
             assert set(found) - {"__Entity__", "__KGBuilder__"} <= set(generic.ONTOLOGY.kinds), name
             assert {"__Entity__", "__KGBuilder__"} <= set(found) and len(found) == 3
-        assert await rows("MATCH ()-[m:MENTIONED_IN]->() RETURN m") == []
+        assert await rows(store, "MATCH ()-[m:MENTIONED_IN]->() RETURN m") == []
         assert receipt.extraction is not None
-        from_chunk = await rows("MATCH (:__Entity__)-[m:FROM_CHUNK]->(:Chunk) RETURN count(m)")
+        from_chunk = await rows(store, "MATCH (:__Entity__)-[m:FROM_CHUNK]->(:Chunk) RETURN count(m)")
         assert from_chunk == [[receipt.extraction.mentions]]
-        await assert_mentions_are_the_stored_bytes("FROM_CHUNK")
+        await assert_mentions_are_the_stored_bytes(store, "FROM_CHUNK")
         # neo4j-graphrag's retrieval query shape: a chunk, its document, the things extracted from it.
         context = await rows(
+            store,
             "MATCH (c:Chunk)-[:FROM_DOCUMENT]->(d:Document) "
             "OPTIONAL MATCH (c)<-[:FROM_CHUNK]-(e:__Entity__) "
-            "RETURN d.id, count(DISTINCT e)"
+            "RETURN d.id, count(DISTINCT e)",
         )
         assert context == [[Sources.text("generic/lumen", GENERIC_TEXT).document_id, 8]]
-        assert ("Ines Duarte", "WORKS_FOR", "Lumen Freight") in await facts_of(shaped.fact_types)
+        assert ("Ines Duarte", "WORKS_FOR", "Lumen Freight") in await facts_of(store, shaped.fact_types)
 
 
-async def test_a_label_prefix_stores_prefixed_labels_with_the_same_ids_and_types(graph: None) -> None:
+async def test_a_label_prefix_stores_prefixed_labels_with_the_same_ids_and_types(graph: None, store: Store) -> None:
     prefixed = generic.ONTOLOGY.with_label_prefix("Rag")
-    async with ontology_schema(prefixed):
-        await ingest_one(ingestion(prefixed, GENERIC_REPLY), Sources.text("generic/lumen", GENERIC_TEXT))
+    async with ontology_schema(store, prefixed):
+        await ingest_one(ingestion(store, prefixed, GENERIC_REPLY), Sources.text("generic/lumen", GENERIC_TEXT))
 
-        assert await rows("MATCH (e) WHERE e:Person OR e:Organization OR e:Place RETURN e") == []
-        people = await rows("MATCH (p:RagPerson {isPlaceholder: false}) RETURN labels(p), p.id")
+        assert await rows(store, "MATCH (e) WHERE e:Person OR e:Organization OR e:Place RETURN e") == []
+        people = await rows(store, "MATCH (p:RagPerson {isPlaceholder: false}) RETURN labels(p), p.id")
         assert people == [[["RagPerson"], entity_id("Person", "Ines Duarte")]]
-        assert ("Ines Duarte", "WORKS_FOR", "Lumen Freight") in await facts_of(prefixed.fact_types)
-        assert await rows("MATCH (:RagPerson)-[m]->(:Chunk) RETURN DISTINCT type(m)") == [["MENTIONED_IN"]]
+        assert ("Ines Duarte", "WORKS_FOR", "Lumen Freight") in await facts_of(store, prefixed.fact_types)
+        assert await rows(store, "MATCH (:RagPerson)-[m]->(:Chunk) RETURN DISTINCT type(m)") == [["MENTIONED_IN"]]
 
 
 # ----------------------------------------------------------------- an application's own subclass
@@ -439,22 +458,22 @@ PORTS = Ontology.custom(
 )
 
 
-async def test_an_application_subclass_with_its_own_property_is_written_and_kept(graph: None) -> None:
+async def test_an_application_subclass_with_its_own_property_is_written_and_kept(graph: None, store: Store) -> None:
     first = {
         "entities": [entity("Engineer", "Ines Duarte"), entity("Organization", "Lumen Freight")],
         "relationships": [fact("Ines Duarte", "WORKS_FOR", "Lumen Freight")],
     }
     second = {"entities": [entity("Engineer", "Ines Duarte", aliases=["Duarte"])], "relationships": []}
-    async with ontology_schema(PORTS):
-        await ingest_one(ingestion(PORTS, first), Sources.text("ports/a", GENERIC_TEXT))
-        (created,) = await rows("MATCH (e:Engineer) RETURN e.id, e.licence, labels(e)")
+    async with ontology_schema(store, PORTS):
+        await ingest_one(ingestion(store, PORTS, first), Sources.text("ports/a", GENERIC_TEXT))
+        (created,) = await rows(store, "MATCH (e:Engineer) RETURN e.id, e.licence, labels(e)")
         assert created[:2] == [entity_id("Engineer", "Ines Duarte"), None]
         assert sorted(created[2]) == ["Engineer", "Person"]  # its own label and its ancestor's
         # The application's own write (extraction writes a thing's properties only when it creates it).
-        await rows("MATCH (e:Engineer {id: $id}) SET e.licence = 'PE-4471'", id=created[0])
+        await store.execute("MATCH (e:Engineer {id: $id}) SET e.licence = 'PE-4471'", {"id": created[0]})
 
-        await ingest_one(ingestion(PORTS, second), Sources.text("ports/b", "Ines Duarte (Duarte to her crew)."))
-        assert await rows("MATCH (e:Engineer) RETURN e.name, e.aliases, e.licence") == [
+        await ingest_one(ingestion(store, PORTS, second), Sources.text("ports/b", "Ines Duarte (Duarte to her crew)."))
+        assert await rows(store, "MATCH (e:Engineer) RETURN e.name, e.aliases, e.licence") == [
             ["Ines Duarte", "Duarte", "PE-4471"]
         ]
-        assert await facts_of(("WORKS_FOR",)) == {("Ines Duarte", "WORKS_FOR", "Lumen Freight")}
+        assert await facts_of(store, ("WORKS_FOR",)) == {("Ines Duarte", "WORKS_FOR", "Lumen Freight")}

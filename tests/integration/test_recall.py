@@ -26,6 +26,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import Retriever, Retrievers
 from graphrag_orm.sources import Sources
+from graphrag_orm.store import Store
 from tests.integration.knowledge_support import ontology_schema
 
 WIKI = Path(__file__).resolve().parents[2] / "examples" / "recall" / "wiki"
@@ -34,16 +35,16 @@ DISTRACTORS = ("Cargo 2", "Urban 2", "Kids 1", "Tour 4")
 
 
 @pytest.fixture
-async def recall_graph(graph: None) -> Any:
-    async with ontology_schema(BIKES):
+async def recall_graph(graph: None, store: Store) -> Any:
+    async with ontology_schema(store, BIKES):
         embedder = HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions)
         ingestion = IngestionService(
-            MODEL, OFFLINE_EMBEDDING_SET, embedder, extractor=Extractor(BIKES, ScriptedChat(extraction_reply))
+            store, MODEL, OFFLINE_EMBEDDING_SET, embedder, extractor=Extractor(BIKES, ScriptedChat(extraction_reply))
         )
         receipt = await ingestion.ingest(Sources.folder(WIKI, base_uri="https://example.org/recall/"))
         assert receipt.failed == 0 and receipt.extraction is not None
         assert receipt.extraction.pruned == ()
-        yield Retriever(MODEL, OFFLINE_EMBEDDING_SET, embedder, ontology=BIKES)
+        yield Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, embedder, ontology=BIKES)
 
 
 def page_texts(evidence: Any) -> str:
@@ -53,7 +54,7 @@ def page_texts(evidence: Any) -> str:
 async def test_plain_hybrid_retrieval_misses_an_affected_product(recall_graph: Retriever) -> None:
     answers = AnswersService(recall_graph, ScriptedChat(answer_reply))
     # The same budget as the graph preset: 24 items.
-    answer = await answers.answer(RECALL_QUESTION, Retrievers.hybrid().model_copy(update={"max_items": 24}))
+    answer = await answers.answer(RECALL_QUESTION, options=Retrievers.hybrid().model_copy(update={"max_items": 24}))
     evidence = page_texts(answer.evidence)
     missing = [
         bike
@@ -67,7 +68,7 @@ async def test_plain_hybrid_retrieval_misses_an_affected_product(recall_graph: R
 
 async def test_the_graph_route_answers_completely_with_every_link_cited(recall_graph: Retriever) -> None:
     answers = AnswersService(recall_graph, ScriptedChat(answer_reply))
-    answer = await answers.answer(RECALL_QUESTION, Retrievers.hybrid_graph())
+    answer = await answers.answer(RECALL_QUESTION, options=Retrievers.hybrid_graph())
     assert answer.disposition == Disposition.ANSWERED, answer.reason
     assert len(answer.citations) == 4
     for citation in answer.citations:

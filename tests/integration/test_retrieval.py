@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pytest
-from neomodel import adb
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.evidence import Route, ScopeStrategy
 from graphrag_orm.ingestion import IngestionService
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import (
+    CypherExpansion,
     CypherScope,
     DocumentFilter,
     DocumentsScope,
@@ -27,6 +29,7 @@ from graphrag_orm.retrieval import (
     SectionsScope,
 )
 from graphrag_orm.sources import Source, SourceMetadata, Sources
+from graphrag_orm.store import Store
 
 MODEL = for_layout(Layout.DEFAULT)
 DIMS = OFFLINE_EMBEDDING_SET.dimensions
@@ -53,9 +56,10 @@ def sources() -> list[Source]:
 
 
 @pytest.fixture
-async def corpus(graph: None) -> list[Source]:
+async def corpus(graph: None, store: Store) -> list[Source]:
     items = sources()
     ingestion = IngestionService(
+        store,
         MODEL,
         OFFLINE_EMBEDDING_SET,
         HashingEmbedder(DIMS),
@@ -66,12 +70,13 @@ async def corpus(graph: None) -> list[Source]:
     return items
 
 
-def retriever() -> Retriever:
-    return Retriever(MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
+@pytest.fixture
+def retriever(store: Store) -> Retriever:
+    return Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
 
 
-async def test_hybrid_retrieval_fuses_both_routes_by_rank(corpus: list[Source]) -> None:
-    evidence = await retriever().retrieve("Which caliper is recalled?")
+async def test_hybrid_retrieval_fuses_both_routes_by_rank(corpus: list[Source], retriever: Retriever) -> None:
+    evidence = await retriever.retrieve("Which caliper is recalled?")
     top = evidence.items[0]
     assert "recalled" in top.text
     routes = {rank.route for rank in top.routes}
@@ -90,24 +95,26 @@ async def test_hybrid_retrieval_fuses_both_routes_by_rank(corpus: list[Source]) 
     )
 
 
-async def test_item_text_is_exactly_the_stored_span(corpus: list[Source]) -> None:
-    evidence = await retriever().retrieve("Émile espresso Zürich")
+async def test_item_text_is_exactly_the_stored_span(corpus: list[Source], retriever: Retriever) -> None:
+    evidence = await retriever.retrieve("Émile espresso Zürich")
     documents = {s.document_id: s.text for s in corpus}
     for item in evidence.items:
         utf8 = (documents[item.document_id] or "").encode()
         assert item.text.encode() == utf8[item.start_byte : item.end_byte]
 
 
-async def test_retrieval_reads_no_embeddings(corpus: list[Source]) -> None:
-    evidence = await retriever().retrieve("tyre pressure")
+async def test_retrieval_reads_no_embeddings(corpus: list[Source], retriever: Retriever) -> None:
+    evidence = await retriever.retrieve("tyre pressure")
     dumped = evidence.model_dump_json()
     assert '"embedding"' not in dumped
     assert all(len(item.model_dump()) < 20 for item in evidence.items)
 
 
-async def test_the_budget_cuts_at_a_code_point_and_reports_what_it_left_out(corpus: list[Source]) -> None:
+async def test_the_budget_cuts_at_a_code_point_and_reports_what_it_left_out(
+    corpus: list[Source], retriever: Retriever
+) -> None:
     options = RetrievalOptions(max_utf8_bytes=64, max_items=3)
-    evidence = await retriever().retrieve("Émile sells espresso in Zürich café", options)
+    evidence = await retriever.retrieve("Émile sells espresso in Zürich café", options)
     assert evidence.utf8_bytes <= 64
     assert sum(len(item.text.encode()) for item in evidence.items) == evidence.utf8_bytes
     last = evidence.items[-1]
@@ -117,44 +124,41 @@ async def test_the_budget_cuts_at_a_code_point_and_reports_what_it_left_out(corp
     assert evidence.omitted_items > 0
 
 
-async def test_max_items_is_reported(corpus: list[Source]) -> None:
-    evidence = await retriever().retrieve("the", RetrievalOptions(max_items=1, neighbour_chunks=0))
+async def test_max_items_is_reported(corpus: list[Source], retriever: Retriever) -> None:
+    evidence = await retriever.retrieve("the", RetrievalOptions(max_items=1, neighbour_chunks=0))
     assert len(evidence.items) == 1
     assert ("MaxItems", 1) in [(lim.name, lim.value) for lim in evidence.limits_reached]
     assert evidence.omitted_items >= 1
 
 
-async def test_neighbours_are_context_never_items(corpus: list[Source]) -> None:
-    evidence = await retriever().retrieve("Acme supplied", RetrievalOptions(max_items=1, neighbour_chunks=1))
+async def test_neighbours_are_context_never_items(corpus: list[Source], retriever: Retriever) -> None:
+    evidence = await retriever.retrieve("Acme supplied", RetrievalOptions(max_items=1, neighbour_chunks=1))
     item_ids = {item.chunk_id for item in evidence.items}
     assert evidence.context, "the supplier chunk has a neighbour"
     assert all(c.reason == "neighbour" and c.chunk_id not in item_ids for c in evidence.context)
 
 
-async def test_a_cypher_expansion_runs_read_only_and_is_bounded(corpus: list[Source]) -> None:
+async def test_a_cypher_expansion_runs_read_only_and_is_bounded(
+    corpus: list[Source], retriever: Retriever, store: Store
+) -> None:
     options = Retrievers.hybrid_cypher(
         "UNWIND $chunkIds AS id MATCH (c:Chunk {id: id})-[:IN_DOCUMENT]->(d:Document) "
         "RETURN id AS chunkId, d.publisher AS publisher, c.embedding AS embedding"
     ).model_copy(update={"max_items": 2})
-    evidence = await retriever().retrieve("caliper", options)
+    evidence = await retriever.retrieve("caliper", options)
     expansions = [c for c in evidence.context if c.reason == "cypher-expansion"]
     assert len(expansions) == 2
     assert "Safety Office" in expansions[0].text and "vector left out" in expansions[0].text
 
     writing = Retrievers.vector_cypher("CREATE (:Intruder) RETURN 1 AS one")
     with pytest.raises(RetrievalFailed):
-        await retriever().retrieve("caliper", writing)
-    rows, _ = await adb.cypher_query("MATCH (n:Intruder) RETURN count(n)")
-    assert rows[0][0] == 0
+        await retriever.retrieve("caliper", writing)
+    assert (await store.read("MATCH (n:Intruder) RETURN count(n) AS intruders")).value("intruders") == 0
 
-    many = Retrievers.vector_cypher("UNWIND range(1, 500) AS i RETURN i").model_copy(
-        update={
-            "expansion": Retrievers.vector_cypher("UNWIND range(1, 500) AS i RETURN i").expansion.model_copy(
-                update={"max_rows": 5}
-            )
-        }  # type: ignore[union-attr]
+    many = Retrievers.vector().model_copy(
+        update={"expansion": CypherExpansion(cypher="UNWIND range(1, 500) AS i RETURN i", max_rows=5)}
     )
-    bounded = await retriever().retrieve("caliper", many)
+    bounded = await retriever.retrieve("caliper", many)
     assert len([c for c in bounded.context if c.reason == "cypher-expansion"]) == 5
     assert ("ExpansionRows", 5) in [(lim.name, lim.value) for lim in bounded.limits_reached]
 
@@ -163,37 +167,40 @@ async def test_a_cypher_expansion_runs_read_only_and_is_bounded(corpus: list[Sou
     "question",
     ['caliper AND OR ( ) " ~ * ? \\ / :', "NOT caliper", "caliper~0.1^10", "title:*", '"unterminated', "\\", "((("],
 )
-async def test_lucene_syntax_in_questions_cannot_break_or_change_the_query(corpus: list[Source], question: str) -> None:
-    evidence = await retriever().retrieve(question, Retrievers.hybrid())
+async def test_lucene_syntax_in_questions_cannot_break_or_change_the_query(
+    corpus: list[Source], question: str, retriever: Retriever
+) -> None:
+    evidence = await retriever.retrieve(question, Retrievers.hybrid())
     if "caliper" in question:
         assert any("caliper" in item.text for item in evidence.items)
 
 
-async def test_an_empty_or_huge_question_is_refused_with_a_code(corpus: list[Source]) -> None:
+async def test_an_empty_or_huge_question_is_refused_with_a_code(corpus: list[Source], retriever: Retriever) -> None:
     for question, code in (("", "empty-question"), ("   \n", "empty-question"), ("x" * 100_000, "question-too-long")):
         with pytest.raises(QuestionRefused) as refused:
-            await retriever().retrieve(question)
+            await retriever.retrieve(question)
         assert refused.value.code == code
 
 
-async def test_the_retriever_refuses_history(corpus: list[Source]) -> None:
-    from graphrag_orm.retrieval import Turn
+def test_the_retriever_takes_no_history() -> None:
+    # One standalone question: history belongs to answers, which rewrite a follow-up first.
+    with pytest.raises(ConfigurationError) as refused:
+        RetrievalOptions(history=({"question": "What is recalled?"},))  # type: ignore[call-arg]
+    assert refused.value.code == "invalid-option"
 
-    with pytest.raises(QuestionRefused) as refused:
-        await retriever().retrieve("and then?", RetrievalOptions(history=(Turn(question="What is recalled?"),)))
-    assert refused.value.code == "history-not-supported"
 
-
-async def test_a_failed_route_fails_the_retrieval_instead_of_returning_the_other_route(corpus: list[Source]) -> None:
+async def test_a_failed_route_fails_the_retrieval_instead_of_returning_the_other_route(
+    corpus: list[Source], store: Store
+) -> None:
     missing_index = for_layout(Layout.DEFAULT.replace(fulltext_index="graphrag_no_such_index"))
-    broken = Retriever(missing_index, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
+    broken = Retriever(store, missing_index, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
     with pytest.raises(RetrievalFailed) as failed:
         await broken.retrieve("caliper", Retrievers.hybrid())
     assert failed.value.code == "retrieval-failed"
     assert (await broken.retrieve("caliper", Retrievers.vector())).items
 
 
-async def test_an_invalid_query_vector_fails_before_any_search(corpus: list[Source]) -> None:
+async def test_an_invalid_query_vector_fails_before_any_search(corpus: list[Source], store: Store) -> None:
     class _Broken:
         async def embed(self, texts: Sequence[str]) -> list[list[float]]:
             return [[0.0] * DIMS for _ in texts]  # a zero vector is refused before any query
@@ -201,37 +208,45 @@ async def test_an_invalid_query_vector_fails_before_any_search(corpus: list[Sour
     from graphrag_orm.embeddings import EmbeddingRejected
 
     with pytest.raises(EmbeddingRejected):
-        await Retriever(MODEL, OFFLINE_EMBEDDING_SET, _Broken()).retrieve("caliper")
+        await Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, _Broken()).retrieve("caliper")
 
 
-async def test_document_scope_keeps_every_item_and_neighbour_inside(corpus: list[Source]) -> None:
+async def test_document_scope_keeps_every_item_and_neighbour_inside(
+    corpus: list[Source], retriever: Retriever, store: Store
+) -> None:
     tyres = corpus[1].document_id
     options = RetrievalOptions(scope=DocumentsScope(document_ids=(tyres,)), neighbour_chunks=2)
-    evidence = await retriever().retrieve("caliper recalled tyre pressure", options)
+    evidence = await retriever.retrieve("caliper recalled tyre pressure", options)
     assert evidence.items and all(item.document_id == tyres for item in evidence.items)
     context_ids = [c.chunk_id for c in evidence.context]
-    rows, _ = await adb.cypher_query(
-        "UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN c.documentId", {"ids": context_ids}
+    found = await store.read(
+        "UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN c.documentId AS documentId", {"ids": context_ids}
     )
-    assert all(row[0] == tyres for row in rows)
+    assert all(doc == tyres for doc in found.column("documentId"))
     assert evidence.scope is not None and evidence.scope.kind == "documents"
     vector_route = next(r for r in evidence.scope.routes if r.route == Route.VECTOR)
     assert vector_route.strategy == ScopeStrategy.EXACT
 
 
-async def test_section_scope_keeps_chunks_wholly_inside_the_section(corpus: list[Source]) -> None:
-    rows, _ = await adb.cypher_query("MATCH (s:Section {title: 'Supplier'}) RETURN s.id, s.startByte, s.endByte")
-    section_id, start, end = rows[0]
-    evidence = await retriever().retrieve("caliper", RetrievalOptions(scope=SectionsScope(section_ids=(section_id,))))
+async def test_section_scope_keeps_chunks_wholly_inside_the_section(
+    corpus: list[Source], retriever: Retriever, store: Store
+) -> None:
+    found = await store.read(
+        "MATCH (s:Section {title: 'Supplier'}) RETURN s.id AS id, s.startByte AS startByte, s.endByte AS endByte"
+    )
+    section = found.single()
+    assert section is not None
+    section_id, start, end = section["id"], section["startByte"], section["endByte"]
+    evidence = await retriever.retrieve("caliper", RetrievalOptions(scope=SectionsScope(section_ids=(section_id,))))
     assert evidence.items
     assert all(start <= item.start_byte and item.end_byte <= end for item in evidence.items)
 
 
-async def test_metadata_and_cypher_scopes(corpus: list[Source]) -> None:
+async def test_metadata_and_cypher_scopes(corpus: list[Source], retriever: Retriever) -> None:
     workshop = RetrievalOptions(
         scope=MetadataScope(filter=DocumentFilter(publisher="Workshop", published_from="2026-03-01"))
     )
-    evidence = await retriever().retrieve("espresso tyres", workshop)
+    evidence = await retriever.retrieve("espresso tyres", workshop)
     assert {item.document_id for item in evidence.items} == {corpus[2].document_id}
 
     cypher = RetrievalOptions(
@@ -239,23 +254,25 @@ async def test_metadata_and_cypher_scopes(corpus: list[Source]) -> None:
             cypher="MATCH (d:Document) WHERE d.title = $title RETURN d.id AS documentId", parameters={"title": "Tyres"}
         )
     )
-    evidence = await retriever().retrieve("espresso tyres", cypher)
+    evidence = await retriever.retrieve("espresso tyres", cypher)
     assert {item.document_id for item in evidence.items} == {corpus[1].document_id}
 
 
-async def test_over_fetch_is_used_for_large_scopes_and_reported_when_short(corpus: list[Source]) -> None:
+async def test_over_fetch_is_used_for_large_scopes_and_reported_when_short(
+    corpus: list[Source], retriever: Retriever
+) -> None:
     recall = corpus[0].document_id
     options = RetrievalOptions(
         scope=DocumentsScope(document_ids=(recall,)), scope_exact_chunks=1, candidates_per_route=50
     )
-    evidence = await retriever().retrieve("caliper", options)
+    evidence = await retriever.retrieve("caliper", options)
     assert evidence.scope is not None
     assert {r.strategy for r in evidence.scope.routes} == {ScopeStrategy.OVER_FETCH}
     assert all(item.document_id == recall for item in evidence.items)
 
 
-async def test_an_empty_scope_finds_nothing_without_searching(corpus: list[Source]) -> None:
-    evidence = await retriever().retrieve("caliper", RetrievalOptions(scope=DocumentsScope(document_ids=("missing",))))
+async def test_an_empty_scope_finds_nothing_without_searching(corpus: list[Source], retriever: Retriever) -> None:
+    evidence = await retriever.retrieve("caliper", RetrievalOptions(scope=DocumentsScope(document_ids=("missing",))))
     assert evidence.items == () and evidence.context == ()
     assert evidence.scope is not None and {r.strategy for r in evidence.scope.routes} == {ScopeStrategy.EMPTY}
 
@@ -267,13 +284,78 @@ async def test_an_empty_scope_finds_nothing_without_searching(corpus: list[Sourc
 @pytest.mark.parametrize(
     "options", [RetrievalOptions(), RetrievalOptions(max_items=2, max_utf8_bytes=100, neighbour_chunks=0)]
 )
-async def test_the_one_statement_hybrid_path_equals_the_general_path(
-    corpus: list[Source], question: str, options: RetrievalOptions
+async def test_hybrid_retrieval_is_the_rank_fusion_of_each_route_alone(
+    corpus: list[Source], retriever: Retriever, question: str, options: RetrievalOptions
 ) -> None:
-    fast = retriever()
-    general = retriever()
-    general.one_statement = False
-    one = await fast.retrieve(question, options)
-    two = await general.retrieve(question, options)
-    assert one.model_dump() == two.model_dump()
-    assert one.items, "the question finds something"
+    everything = {"max_items": 128, "max_utf8_bytes": 65_536, "neighbour_chunks": 0}
+    ranks: dict[str, dict[Route, int]] = {}
+    for route in (Route.VECTOR, Route.FULL_TEXT):
+        alone = await retriever.retrieve(question, RetrievalOptions(routes=frozenset({route}), **everything))
+        for item in alone.items:
+            (rank,) = item.routes
+            ranks.setdefault(item.chunk_id, {})[route] = rank.rank
+    fused = {chunk: sum(1.0 / (60 + rank) for rank in by_route.values()) for chunk, by_route in ranks.items()}
+    expected = sorted(fused, key=lambda chunk: (-fused[chunk], chunk))
+    evidence = await retriever.retrieve(question, options)
+    assert evidence.items, "the question finds something"
+    assert [item.chunk_id for item in evidence.items] == expected[: len(evidence.items)]
+    for item in evidence.items:
+        assert {r.route: r.rank for r in item.routes} == ranks[item.chunk_id]
+        assert item.score == pytest.approx(fused[item.chunk_id])
+    assert evidence.omitted_items == len(expected) - len(evidence.items)
+
+
+async def test_ties_rank_by_chunk_id_with_and_without_a_scope(graph: None, store: Store) -> None:
+    copies = [Sources.text(f"copy-{i}", "The BC-310 caliper is recalled.\n") for i in range(4)]
+    ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
+    assert (await ingestion.ingest(copies)).failed == 0
+    retriever = Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
+    options = RetrievalOptions(neighbour_chunks=0)
+    unscoped = await retriever.retrieve("caliper recalled", options)
+    order = [item.chunk_id for item in unscoped.items]
+    assert len(order) == 4 and order == sorted(order), "equal scores rank by chunk id"
+    scope = DocumentsScope(document_ids=tuple(source.document_id for source in copies))
+    for exact_chunks, strategy in ((10_000, ScopeStrategy.EXACT), (1, ScopeStrategy.OVER_FETCH)):
+        scoped = await retriever.retrieve(
+            "caliper recalled", options.model_copy(update={"scope": scope, "scope_exact_chunks": exact_chunks})
+        )
+        assert scoped.scope is not None
+        assert {r.route: r.strategy for r in scoped.scope.routes}[Route.VECTOR] == strategy
+        assert [item.chunk_id for item in scoped.items] == order
+        assert [[(r.route, r.rank) for r in item.routes] for item in scoped.items] == [
+            [(r.route, r.rank) for r in item.routes] for item in unscoped.items
+        ]
+
+
+async def test_a_cypher_scope_over_the_cap_keeps_the_first_documents_by_id(
+    graph: None, store: Store, retriever: Retriever
+) -> None:
+    await store.execute(
+        "UNWIND range(0, 10000) AS i CREATE (:Document {id: 'doc-' + right('0000' + toString(i), 5)})",
+        name="test.documents",
+    )
+    # Rows come in descending order: keeping them in row order would keep the last ids.
+    scope = CypherScope(cypher="MATCH (d:Document) RETURN d.id AS documentId ORDER BY documentId DESC")
+    resolved = await retriever.scopes.resolve(scope)
+    assert resolved.document_ids == [f"doc-{i:05d}" for i in range(10_000)]
+    assert [(limit.name, limit.value) for limit in resolved.limits] == [("ScopeDocuments", 10_000)]
+    evidence = await retriever.retrieve("caliper", RetrievalOptions(scope=scope))
+    assert evidence.scope is not None and evidence.scope.documents == 10_000
+    assert ("ScopeDocuments", 10_000) in [(limit.name, limit.value) for limit in evidence.limits_reached]
+
+
+async def test_values_cut_in_expansion_rows_are_reported(corpus: list[Source], retriever: Retriever) -> None:
+    cut = Retrievers.hybrid_cypher(
+        "RETURN range(1, 1500) AS numbers, reduce(s = '', i IN range(1, 1200) | s + 'abcdefghij') AS text"
+    ).model_copy(update={"max_context_utf8_bytes": 262_144})
+    evidence = await retriever.retrieve("caliper", cut)
+    (row,) = [json.loads(c.text) for c in evidence.context if c.reason == "cypher-expansion"]
+    assert row["numbers"] == list(range(1, 1001)) and row["text"] == "abcdefghij" * 1_000
+    limits = [(limit.name, limit.value) for limit in evidence.limits_reached]
+    assert ("ExpansionListItems", 1_000) in limits and ("ExpansionText", 10_000) in limits
+
+    whole = Retrievers.hybrid_cypher("RETURN range(1, 1000) AS numbers, 'short' AS text")
+    kept = await retriever.retrieve("caliper", whole)
+    (row,) = [json.loads(c.text) for c in kept.context if c.reason == "cypher-expansion"]
+    assert len(row["numbers"]) == 1_000
+    assert not {"ExpansionListItems", "ExpansionText"} & {limit.name for limit in kept.limits_reached}

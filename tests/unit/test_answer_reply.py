@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from graphrag_orm.answers import MAX_OUTPUT_TOKENS, AnswersOptions
 from graphrag_orm.answers.prompt import ANSWER_SCHEMA, ReplyCitation, ReplyReading, answer_request, parse_reply
 from graphrag_orm.answers.service import AnswersService, verify
 from graphrag_orm.chat import ExtractiveChat
@@ -18,6 +19,7 @@ from graphrag_orm.evidence import ContextItem, Evidence, EvidenceItem
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import Retriever
+from graphrag_orm.store import Store
 
 
 def item(chunk_id: str, text: str, start_byte: int = 0) -> EvidenceItem:
@@ -233,9 +235,11 @@ def test_the_same_span_cited_twice_is_kept_once() -> None:
 
 
 def test_the_output_bound_is_1_to_32768() -> None:
-    retriever = Retriever(for_layout(Layout.DEFAULT), OFFLINE_EMBEDDING_SET, HashingEmbedder(256))
+    retriever = Retriever(Store(), for_layout(Layout.DEFAULT), OFFLINE_EMBEDDING_SET, HashingEmbedder(256))
     for bad in (0, 32_769, True, 2.5):
         with pytest.raises(ConfigurationError) as raised:
-            AnswersService(retriever, ExtractiveChat(), max_output_tokens=bad)  # type: ignore[arg-type]
+            AnswersOptions(max_output_tokens=bad)
         assert raised.value.code == "invalid-option"
-    assert AnswersService(retriever, ExtractiveChat(), max_output_tokens=32_768).max_output_tokens == 32_768
+    answers = AnswersService(retriever, ExtractiveChat(), AnswersOptions(max_output_tokens=32_768))
+    assert answers.options.max_output_tokens == MAX_OUTPUT_TOKENS == 32_768
+    assert AnswersService(retriever, ExtractiveChat()).options.max_output_tokens == 2_048

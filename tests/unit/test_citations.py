@@ -352,7 +352,7 @@ def test_grounding_and_text_origin_are_carried_over() -> None:
 
 
 def test_citation_json_uses_camel_case() -> None:
-    json = found(paged(), "second page").to_json()
+    json = found(paged().model_copy(update={"text_origin": "ocr: Tesseract 5.3"}), "second page").to_json()
     for key in ('"documentId"', '"chunkId"', '"startByte"', '"endByte"', '"endPage"', '"textOrigin"'):
         assert key in json
     assert '"grounding":"Source"' in json

@@ -12,7 +12,13 @@ from graphrag_orm.codes import HealthFinding
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import ConfigurationError, GraphRefused
 from graphrag_orm.layout import Layout
-from graphrag_orm.maintenance import HealthFindingItem, HealthReport, MaintenanceService, ResetScope
+from graphrag_orm.maintenance import (
+    HealthFindingItem,
+    HealthReport,
+    MaintenanceOptions,
+    MaintenanceService,
+    ResetScope,
+)
 from graphrag_orm.maintenance.ownership import Ownership
 from graphrag_orm.maintenance.removal import (
     BatchResult,
@@ -23,6 +29,7 @@ from graphrag_orm.maintenance.removal import (
 )
 from graphrag_orm.maintenance.scope import DocumentSize
 from graphrag_orm.models import for_layout
+from graphrag_orm.store import Store
 
 MODEL = for_layout(Layout.DEFAULT)
 
@@ -173,14 +180,13 @@ def test_an_empty_selection_is_refused_rather_than_read_as_everything(scope: dic
 )
 def test_out_of_bounds_options_are_refused(options: dict[str, int]) -> None:
     with pytest.raises(ConfigurationError) as refused:
-        MaintenanceService(MODEL, OFFLINE_EMBEDDING_SET, **options)  # type: ignore[arg-type]
+        MaintenanceOptions(**options)
     assert refused.value.code == "invalid-option"
 
 
 def test_the_bounds_themselves_are_accepted_and_the_schema_defaults_to_the_layouts() -> None:
-    service = MaintenanceService(
-        MODEL, OFFLINE_EMBEDDING_SET, batch_documents=1000, batch_bytes=1024, page_size=100_000
-    )
+    options = MaintenanceOptions(batch_documents=1000, batch_bytes=1024, page_size=100_000)
+    service = MaintenanceService(Store(), MODEL, OFFLINE_EMBEDDING_SET, options=options)
     assert service.options.batch_documents == 1000
     assert {d.name for d in service.expected_schema} >= {"graphrag_chunk_text", "graphrag_document_id_unique"}
 
@@ -194,10 +200,12 @@ def test_a_health_report_without_findings_is_healthy_and_codes_are_stable_in_jso
 
 
 async def test_elements_without_a_run_id_are_refused_with_counts_and_no_text() -> None:
-    ownership = Ownership(MODEL)
+    ownership = Ownership(MODEL.names)
+    # A store without a driver: any lookup of run nodes would raise StoreNotConnected.
+    offline = Store().reader
     with pytest.raises(GraphRefused) as refused:
-        await ownership.require_owned({"documents": {None: 3}, "links": {None: 2}}, what="every document")
+        await ownership.require_owned(offline, {"documents": {None: 3}, "links": {None: 2}}, what="every document")
     assert refused.value.code == "foreign-graph"
     assert "3 documents and 2 links carry no run id. " in refused.value.message
     assert refused.value.message.endswith("Nothing was changed.")
-    await ownership.require_owned({"documents": {}}, what="nothing")  # nothing stamped: nothing to refuse
+    await ownership.require_owned(offline, {"documents": {}}, what="nothing")  # nothing stamped: nothing to refuse

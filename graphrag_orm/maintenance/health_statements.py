@@ -1,0 +1,66 @@
+"""The reads of the health checks, rendered once from the stored names. Named columns only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphrag_orm.maintenance.scope_statements import orphan_chunk, orphan_section
+from graphrag_orm.store import StoredNames
+
+__all__ = ["HealthStatements"]
+
+
+@dataclass(frozen=True)
+class HealthStatements:
+    """Parameters beside each statement; ``$sample`` bounds the ids a finding names."""
+
+    #: ``$sample``: ``chunks`` without a vector, ``documents`` they belong to, a ``sample`` of those.
+    missing_embedding: str
+    #: ``$set``: ``other`` embedding set id (``(none)`` when unnamed) and its ``chunks``, by set.
+    mixed_sets: str
+    #: ``$sample``: orphan ``chunks`` and ``sections``, the ``documents`` they name, a ``sample`` of those.
+    orphans: str
+    #: ``$after``, ``$ascii``, ``$page``: ``id``, ``document``, ``text``, ``start``, ``end`` of chunks
+    #: not already cleared in the database (ASCII text exactly as long as its span), by id.
+    readback_candidates: str
+    #: ``$sample``: expired ``leases`` and a ``sample`` of their keys, by key.
+    expired_leases: str
+
+    @classmethod
+    def render(cls, names: StoredNames) -> HealthStatements:
+        chunk = names.chunk
+        label, key, doc = chunk.label, chunk.key, chunk.stored("document_id")
+        embedding, set_id = chunk.stored("embedding"), chunk.stored("embedding_set_id")
+        text, start, end = chunk.stored("text"), chunk.stored("start_byte"), chunk.stored("end_byte")
+        section, section_doc = names.section.label, names.section.stored("document_id")
+        lease, expires = names.lease, names.lease.stored("expires_at")
+        return cls(
+            missing_embedding=(
+                f"MATCH (c:{label}) WHERE c.{embedding} IS NULL "
+                f"RETURN count(c) AS chunks, count(DISTINCT c.{doc}) AS documents, "
+                f"collect(DISTINCT c.{doc})[0..$sample] AS sample"
+            ),
+            mixed_sets=(
+                f"MATCH (c:{label}) WHERE c.{embedding} IS NOT NULL "
+                f"AND (c.{set_id} IS NULL OR c.{set_id} <> $set) "
+                f"RETURN coalesce(c.{set_id}, '(none)') AS other, count(c) AS chunks ORDER BY other"
+            ),
+            orphans=(
+                f"CALL () {{ MATCH (c:{label}) WHERE {orphan_chunk(names)} RETURN 'chunk' AS kind, c.{doc} AS id "
+                f"UNION ALL MATCH (s:{section}) WHERE {orphan_section(names)} "
+                f"RETURN 'section' AS kind, s.{section_doc} AS id }} "
+                "RETURN sum(CASE kind WHEN 'chunk' THEN 1 ELSE 0 END) AS chunks, "
+                "sum(CASE kind WHEN 'section' THEN 1 ELSE 0 END) AS sections, "
+                "count(DISTINCT id) AS documents, collect(DISTINCT id)[0..$sample] AS sample"
+            ),
+            readback_candidates=(
+                f"MATCH (c:{label}) WHERE c.{key} > $after AND NOT coalesce("
+                f"c.{text} =~ $ascii AND size(c.{text}) = c.{end} - c.{start}, false) "
+                f"RETURN c.{key} AS id, c.{doc} AS document, c.{text} AS text, c.{start} AS start, c.{end} AS end "
+                "ORDER BY id LIMIT $page"
+            ),
+            expired_leases=(
+                f"MATCH (l:{lease.label}) WHERE l.{expires} <= datetime() "
+                f"WITH l ORDER BY l.{lease.key} RETURN count(l) AS leases, collect(l.{lease.key})[0..$sample] AS sample"
+            ),
+        )

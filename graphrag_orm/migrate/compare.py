@@ -1,0 +1,188 @@
+"""Declared schema against the live database: ``check``, the conflicts ``apply`` refuses, the vector index.
+
+Every comparison of a declared definition with what the server reports lives here:
+:func:`compare` (missing, different, unexpected, not ONLINE), :func:`refuse_conflicts`
+(what ``apply`` stops on before running a step) and :func:`check_vector_index` (what
+``GraphRag.connect()`` refuses). Everything here reads; nothing changes the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from graphrag_orm.embeddings.sets import EmbeddingSet
+from graphrag_orm.errors import MigrationError, SchemaMismatch
+from graphrag_orm.layout import Layout
+from graphrag_orm.migrate.journal import JOURNAL_CONSTRAINT
+from graphrag_orm.schema import DropStep, FullTextIndex, MigrationStep, Schema, SchemaDefinition, VectorIndex
+from graphrag_orm.store import Store
+from graphrag_orm.store.introspection import LiveDefinition, read_live_schema
+from graphrag_orm.values import Value
+
+__all__ = [
+    "SchemaCheck",
+    "SchemaDifference",
+    "check_schema",
+    "check_vector_index",
+    "compare",
+    "describe",
+    "equivalents",
+    "matches",
+    "refuse_conflicts",
+]
+
+
+class SchemaDifference(Value):
+    name: str
+    expected: str | None = None
+    actual: str | None = None
+
+
+class SchemaCheck(Value):
+    """Expected schema against the live database: missing, different, unexpected, not online."""
+
+    missing: tuple[SchemaDifference, ...] = ()
+    different: tuple[SchemaDifference, ...] = ()
+    unexpected: tuple[SchemaDifference, ...] = ()
+    not_online: tuple[SchemaDifference, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.different or self.unexpected or self.not_online)
+
+
+def _detail(definition: SchemaDefinition) -> dict[str, Any]:
+    # The same keys introspection reads from a live index's options.
+    if isinstance(definition, VectorIndex):
+        return {"dimensions": definition.dimensions, "similarity": definition.similarity.value}
+    if isinstance(definition, FullTextIndex):
+        return {"analyzer": definition.analyzer.value}
+    return {}
+
+
+def describe(definition: SchemaDefinition) -> str:
+    """``KIND on Label(props) key=value ...``, the same text :meth:`LiveDefinition.describe` gives."""
+    return LiveDefinition(definition.name, definition.signature(), "ONLINE", _detail(definition)).describe()
+
+
+def matches(expected: SchemaDefinition, actual: LiveDefinition) -> bool:
+    """Same kind, labels, properties and options (names are not compared)."""
+    return expected.signature() == actual.signature and _detail(expected) == actual.detail
+
+
+def equivalents(expected: SchemaDefinition, live: Mapping[str, LiveDefinition]) -> list[LiveDefinition]:
+    """Live definitions of the same kind on the same labels and properties, under another name."""
+    return [
+        actual for actual in live.values() if actual.name != expected.name and actual.signature == expected.signature()
+    ]
+
+
+def compare(
+    expected: Sequence[SchemaDefinition], live: Mapping[str, LiveDefinition], *, prefix: str | None = None
+) -> SchemaCheck:
+    """``expected`` against ``live`` by name.
+
+    ``unexpected`` lists live definitions whose names start with ``prefix`` (the
+    toolkit's own namespace) that are not expected; others belong to the application.
+    """
+    missing: list[SchemaDifference] = []
+    different: list[SchemaDifference] = []
+    not_online: list[SchemaDifference] = []
+    wanted = {d.name: d for d in expected}
+    for name, definition in wanted.items():
+        actual = live.get(name)
+        if actual is None:
+            missing.append(SchemaDifference(name=name, expected=describe(definition)))
+        elif not matches(definition, actual):
+            different.append(SchemaDifference(name=name, expected=describe(definition), actual=actual.describe()))
+        elif actual.state != "ONLINE":
+            not_online.append(SchemaDifference(name=name, expected="ONLINE", actual=actual.state))
+    unexpected = [
+        SchemaDifference(name=name, actual=actual.describe())
+        for name, actual in sorted(live.items())
+        if prefix and name.startswith(prefix + "_") and name not in wanted and name != JOURNAL_CONSTRAINT
+    ]
+    return SchemaCheck(
+        missing=tuple(missing),
+        different=tuple(different),
+        unexpected=tuple(unexpected),
+        not_online=tuple(not_online),
+    )
+
+
+async def check_schema(store: Store, expected: Sequence[SchemaDefinition], *, prefix: str | None = None) -> SchemaCheck:
+    """:func:`compare` ``expected`` with the live schema; changes nothing."""
+    return compare(expected, await read_live_schema(store), prefix=prefix)
+
+
+def refuse_conflicts(steps: Sequence[MigrationStep], live: Mapping[str, LiveDefinition]) -> None:
+    """Check ``steps`` in order against ``live`` as the earlier steps would leave it.
+
+    Raises ``MigrationError("schema-conflict")`` when a created name exists with another
+    definition and ``MigrationError("equivalent-schema")`` when an equivalent exists under
+    another name (stop for review). ``live`` itself is not changed.
+    """
+    state = dict(live)
+    for step in steps:
+        wanted = step.definition
+        if isinstance(step, DropStep):
+            state.pop(wanted.name, None)
+            continue
+        same_name = state.get(wanted.name)
+        if same_name is not None:
+            if not matches(wanted, same_name):
+                raise MigrationError(
+                    "schema-conflict",
+                    f"{wanted.name} exists as {same_name.describe()} but the revision declares "
+                    f"{describe(wanted)}; drop or rename it in a reviewed revision first",
+                )
+            continue
+        for other in equivalents(wanted, state):
+            raise MigrationError(
+                "equivalent-schema",
+                f"{wanted.name} ({describe(wanted)}) has an equivalent under another name, "
+                f"{other.name} ({other.describe()}); stopping for review: rename one of them, or adopt "
+                "the existing name in your layout",
+            )
+        state[wanted.name] = LiveDefinition(wanted.name, wanted.signature(), "ONLINE", _detail(wanted))
+
+
+async def check_vector_index(store: Store, layout: Layout, embedding_set: EmbeddingSet) -> None:
+    """Refuse a chunk vector index that ingestion could not write or retrieval could not search.
+
+    ``SchemaMismatch("schema-missing")``: no vector index on the chunk label and embedding
+    property. ``SchemaMismatch("embedding-dimensions")``: the index there holds vectors of
+    other dimensions than ``embedding_set``. ``SchemaMismatch("equivalent-schema")``: it has
+    the right dimensions but not the name retrieval searches (the layout's name for the
+    set's index), naming both. The similarity is not compared. Reads only.
+    """
+    expected = Schema.vector_index(layout, embedding_set)
+    live = await read_live_schema(store)
+    named = live.get(expected.name)
+    candidates = (
+        [named] if named is not None and named.signature == expected.signature() else equivalents(expected, live)
+    )
+    if not candidates:
+        raise SchemaMismatch(
+            "schema-missing",
+            f"no vector index on :{expected.label}({expected.property}); apply the migrations first "
+            "(graphrag-orm migrations apply)",
+        )
+    actual = next((c for c in candidates if c.detail.get("dimensions") == expected.dimensions), candidates[0])
+    if actual.detail.get("dimensions") != expected.dimensions:
+        raise SchemaMismatch(
+            "embedding-dimensions",
+            f"the vector index {actual.name} holds {actual.detail.get('dimensions')}-dimensional vectors but the "
+            f"embedding set {embedding_set.id} has {expected.dimensions}; re-embed through a reviewed migration "
+            "(graphrag-orm migrations revision) or use the set the graph was built with",
+        )
+    if actual.name != expected.name:
+        # Same dimensions under another name is usually another model's vectors: retrieval would search
+        # an index that does not exist (retrieval-failed), or, renamed, compare vectors of two models.
+        raise SchemaMismatch(
+            "equivalent-schema",
+            f"the vector index on :{expected.label}({expected.property}) is {actual.name}, but the embedding set "
+            f"{embedding_set.id} expects {expected.name}; connect with the set the graph was built with, or, if "
+            f"{actual.name} holds this set's vectors, name it in the layout (Layout.replace(vector_index=...))",
+        )

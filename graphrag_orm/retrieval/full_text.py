@@ -1,0 +1,50 @@
+"""The full-text route: the question's words against the chunk text index.
+
+The question becomes a Lucene disjunction of its words, every syntax character escaped
+(:func:`~graphrag_orm.retrieval.lucene.to_query`); a question with no words left
+searches nothing. Unscoped, the index's ``candidates_per_route`` best chunks; inside a
+scope, always over-fetch: about twice the limit inside the scope, filtered on the
+server, with ``FullTextScopeOverFetch`` reported when that came back short.
+"""
+
+from __future__ import annotations
+
+from graphrag_orm.codes import LimitName
+from graphrag_orm.evidence import Route, ScopeStrategy
+from graphrag_orm.retrieval.lucene import to_query
+from graphrag_orm.retrieval.options import RetrievalOptions
+from graphrag_orm.retrieval.routes import RouteSearch, over_fetch
+from graphrag_orm.retrieval.scope import ResolvedScope
+from graphrag_orm.retrieval.statements import RetrievalStatements
+
+__all__ = ["FullTextRoute"]
+
+
+class FullTextRoute:
+    """Plans the full-text route's search for one question."""
+
+    def __init__(self, statements: RetrievalStatements) -> None:
+        self.statements = statements
+
+    def search(self, question: str, options: RetrievalOptions, scope: ResolvedScope | None) -> RouteSearch:
+        query = to_query(question)
+        k = options.candidates_per_route
+        st = self.statements
+        strategy = ScopeStrategy.OVER_FETCH if scope is not None else None
+        if not query:
+            return RouteSearch(Route.FULL_TEXT, "fullText", None, strategy=strategy, k=k)
+        parameters = {"fullTextIndex": st.fulltext_index, "query": query}
+        if scope is None:
+            return RouteSearch(Route.FULL_TEXT, "fullText", st.full_text, {**parameters, "fullTextFetch": k}, k=k)
+        fetch = over_fetch(k, scope)
+        return RouteSearch(
+            Route.FULL_TEXT,
+            "fullText",
+            st.full_text_over_fetch,
+            {**parameters, "fullTextFetch": fetch, "k": k, **scope.parameters},
+            strategy=strategy,
+            asked=fetch,
+            k=k,
+            total_chunks=scope.total_chunks,
+            short_limit=LimitName.FULL_TEXT_SCOPE_OVER_FETCH,
+        )

@@ -1,0 +1,340 @@
+"""Every statement the retriever sends, rendered once from a lexical model's stored names.
+
+Statements return named columns, and chunks and documents as map projections read by
+key (``c {.id, .text, ...}``), never by position; embeddings are never projected.
+Labels, relationship types and index names come from the layout (validated
+identifiers); every value is a parameter. Statement names (``retrieval.*``) are what
+the store's hooks see.
+
+The retrieval's own statement (:meth:`RetrievalStatements.evidence`) is the routes'
+subqueries, each returning ``[{id, score}]`` best first with ties by chunk id, then
+rank fusion (:data:`~graphrag_orm.retrieval.fusion.FUSE`), then the winners' fields,
+their documents' and their neighbours': one round trip. With the graph route, whose
+anchors are the other routes' top chunks, the same is split in two around it:
+:meth:`~RetrievalStatements.search`, then :meth:`~RetrievalStatements.fuse`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from graphrag_orm.evidence import Route
+from graphrag_orm.models import LexicalModel
+from graphrag_orm.ontology import Ontology
+from graphrag_orm.retrieval.fusion import FUSE, hits_of
+from graphrag_orm.store.names import StoredNames
+
+__all__ = ["CHUNK_FIELDS", "DOCUMENT_FIELDS", "METADATA_FIELDS", "GraphStatements", "RetrievalStatements"]
+
+#: The keys of a projected chunk besides ``id`` (its key), each with the chunk attribute it reads.
+CHUNK_FIELDS: Mapping[str, str] = {
+    "documentId": "document_id",
+    "text": "text",
+    "startByte": "start_byte",
+    "endByte": "end_byte",
+    "order": "order",
+}
+#: The keys of a projected document, each with the document attribute it reads.
+DOCUMENT_FIELDS: Mapping[str, str] = {
+    "sourceUri": "source_uri",
+    "title": "title",
+    "pageStarts": "page_starts",
+    "textOrigin": "text_origin",
+}
+#: A metadata filter's fields: the document attribute, the comparison and the parameter.
+METADATA_FIELDS: Mapping[str, tuple[str, str, str]] = {
+    "publisher": ("publisher", "=", "publisher"),
+    "media_type": ("media_type", "=", "mediaType"),
+    "uri_prefix": ("source_uri", "STARTS WITH", "uriPrefix"),
+    "published_from": ("published", ">=", "publishedFrom"),
+    "published_before": ("published", "<", "publishedBefore"),
+}
+_EMPTY = {"vector": "CALL () { RETURN [] AS vector } ", "fullText": "CALL () { RETURN [] AS fullText } "}
+
+
+def _project(var: str, fields: Mapping[str, str]) -> str:
+    """``var {.a, b: var.c}``: each key from its stored property."""
+    entries = [f".{stored}" if key == stored else f"{key}: {var}.{stored}" for key, stored in fields.items()]
+    return f"{var} {{{', '.join(entries)}}}"
+
+
+def in_scope(names: StoredNames, var: str) -> str:
+    """A condition on chunk ``var``: inside ``$whole`` documents or one of ``$ranges``."""
+    doc, start, end = (names.chunk.stored(a) for a in ("document_id", "start_byte", "end_byte"))
+    return (
+        f"({var}.{doc} IN $whole OR any(r IN $ranges WHERE r.documentId = {var}.{doc} "
+        f"AND {var}.{start} >= r.startByte AND {var}.{end} <= r.endByte))"
+    )
+
+
+@dataclass(frozen=True)
+class RetrievalStatements:
+    """The routes', fusion's, projection's and scope's statements of one model and index pair."""
+
+    names: StoredNames
+    vector_index: str
+    fulltext_index: str
+    #: The embedding set's similarity function name (``cosine``, ``euclidean``).
+    similarity: str
+    _rendered: dict[tuple[object, ...], str] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, model: LexicalModel, vector_index: str, fulltext_index: str, similarity: str) -> RetrievalStatements:
+        return cls(model.names, vector_index, fulltext_index, similarity)
+
+    # ------------------------------------------------------------ pieces
+
+    def _chunk(self, var: str) -> str:
+        ch = self.names.chunk
+        return _project(var, {"id": ch.key, **{key: ch.stored(a) for key, a in CHUNK_FIELDS.items()}})
+
+    @functools.cached_property
+    def _document(self) -> str:
+        return _project("d", {key: self.names.document.stored(a) for key, a in DOCUMENT_FIELDS.items()})
+
+    @functools.cached_property
+    def scope_chunks(self) -> str:
+        """A subquery returning every chunk ``c`` of the resolved scope (``$whole``, ``$ranges``)."""
+        ch = self.names.chunk
+        doc, start, end = ch.stored("document_id"), ch.stored("start_byte"), ch.stored("end_byte")
+        return (
+            f"CALL () {{ UNWIND $whole AS doc MATCH (c:{ch.label} {{{doc}: doc}}) RETURN c "
+            f"UNION UNWIND $ranges AS r MATCH (c:{ch.label} {{{doc}: r.documentId}}) "
+            f"WHERE c.{start} >= r.startByte AND c.{end} <= r.endByte RETURN c }} "
+        )
+
+    def _route(self, search: str, column: str, *, filtered: bool = False, limited: bool = False) -> str:
+        """A route's subquery: ``search`` yields chunks ``c`` and their ``score``; the hits are
+        ``column``, best first, ties by chunk id; ``filtered`` keeps those inside the scope,
+        ``limited`` the best ``$k``."""
+        where = f"WITH c, score WHERE {in_scope(self.names, 'c')} " if filtered else ""
+        limit = " LIMIT $k" if limited else ""
+        return (
+            f"CALL () {{ {search}{where}WITH c.{self.names.chunk.key} AS id, score ORDER BY score DESC, id{limit} "
+            f"RETURN collect({{id: id, score: score}}) AS {column} }} "
+        )
+
+    # ------------------------------------------------------------ route subqueries
+
+    @functools.cached_property
+    def _vector_search(self) -> str:
+        return (
+            f"MATCH (c:{self.names.chunk.label}) "
+            f"SEARCH c IN (VECTOR INDEX {self.vector_index} FOR $vector LIMIT $vectorFetch) SCORE AS score "
+        )
+
+    @functools.cached_property
+    def vector(self) -> str:
+        """The vector index's ``$vectorFetch`` nearest chunks to ``$vector``, as ``vector``."""
+        return self._route(self._vector_search, "vector")
+
+    @functools.cached_property
+    def vector_over_fetch(self) -> str:
+        """The index's ``$vectorFetch`` nearest, filtered to the scope, best ``$k`` kept."""
+        return self._route(self._vector_search, "vector", filtered=True, limited=True)
+
+    @functools.cached_property
+    def vector_exact(self) -> str:
+        """Every chunk of the scope scored exactly against ``$vector``, best ``$k`` kept."""
+        embedding = self.names.chunk.stored("embedding")
+        search = (
+            f"{self.scope_chunks}WITH c WHERE c.{embedding} IS NOT NULL "
+            f"WITH c, vector.similarity.{self.similarity}(c.{embedding}, $vector) AS score "
+        )
+        return self._route(search, "vector", limited=True)
+
+    @functools.cached_property
+    def _full_text_search(self) -> str:
+        return (
+            "CALL db.index.fulltext.queryNodes($fullTextIndex, $query, {limit: $fullTextFetch}) YIELD node AS c, score "
+        )
+
+    @functools.cached_property
+    def full_text(self) -> str:
+        """The full-text index's ``$fullTextFetch`` best chunks for ``$query``, as ``fullText``."""
+        return self._route(self._full_text_search, "fullText")
+
+    @functools.cached_property
+    def full_text_over_fetch(self) -> str:
+        """The index's ``$fullTextFetch`` best, filtered to the scope, best ``$k`` kept."""
+        return self._route(self._full_text_search, "fullText", filtered=True, limited=True)
+
+    # ------------------------------------------------------------ the retrieval's statements
+
+    def _rendered_once(self, key: tuple[object, ...], render: Callable[[], str]) -> str:
+        text = self._rendered.get(key)
+        if text is None:
+            text = self._rendered[key] = render()
+        return text
+
+    def _routes(self, vector: str | None, full_text: str | None) -> str:
+        return (vector or _EMPTY["vector"]) + (full_text or _EMPTY["fullText"])
+
+    def _projection(self, hops: int) -> str:
+        """``items``: each of ``top``'s chunk, document, score, ranks and neighbours up to ``hops``."""
+        ch, doc = self.names.chunk, self.names.document
+        neighbours, value = "", "[]"
+        if hops:
+            # hops is a validated int 1..4: a variable-length bound cannot be a parameter.
+            step = f"[:{self.names.next_chunk.relationship_type}*1..{int(hops)}]"
+            neighbours = (
+                f"CALL (c) {{ CALL (c) {{ MATCH (c)-{step}->(n:{ch.label}) RETURN n "
+                f"UNION MATCH (n:{ch.label})-{step}->(c) RETURN n }} "
+                f"RETURN collect({self._chunk('n')}) AS neighbours }} "
+            )
+            value = "neighbours"
+        return (
+            f"CALL (top) {{ UNWIND top AS hit MATCH (c:{ch.label} {{{ch.key}: hit.id}}) "
+            f"OPTIONAL MATCH (d:{doc.label} {{{doc.key}: c.{ch.stored('document_id')}}}) {neighbours}"
+            f"RETURN collect({{chunk: {self._chunk('c')}, document: {self._document}, score: hit.score, "
+            f"ranks: hit.ranks, neighbours: {value}}}) AS items }} "
+        )
+
+    def evidence(self, vector: str | None, full_text: str | None, hops: int) -> str:
+        """``retrieval.evidence``: the routes, fusion and the winners' projection in one statement.
+
+        Returns one row: ``vector`` and ``fullText`` (how many hits each route kept; the
+        items carry every route's rank), ``total`` (chunks fused) and ``items`` (the top
+        ``$maxItems``, best first). Parameters: the routes', ``$rrf``, ``$maxItems`` and
+        ``$reserved``.
+        """
+        hits = f"{hits_of('vector', Route.VECTOR)} + {hits_of('fullText', Route.FULL_TEXT)}"
+        return self._rendered_once(
+            ("evidence", vector, full_text, hops),
+            lambda: (
+                f"{self._routes(vector, full_text)}"
+                f"WITH size(vector) AS vectorKept, size(fullText) AS fullTextKept, {hits} AS hits "
+                f"{FUSE}{self._projection(hops)}RETURN vectorKept AS vector, fullTextKept AS fullText, total, items"
+            ),
+        )
+
+    def search(self, vector: str | None, full_text: str | None) -> str:
+        """``retrieval.search``: the routes only; one row of ``vector`` and ``fullText``."""
+        return self._rendered_once(
+            ("search", vector, full_text), lambda: f"{self._routes(vector, full_text)}RETURN vector, fullText"
+        )
+
+    def fuse(self, hops: int) -> str:
+        """``retrieval.fuse``: fusion of ``$hits`` and the winners' projection; one row of ``total`` and ``items``."""
+        return self._rendered_once(
+            ("fuse", hops), lambda: f"WITH $hits AS hits {FUSE}{self._projection(hops)}RETURN total, items"
+        )
+
+    # ------------------------------------------------------------ scope
+
+    @functools.cached_property
+    def existing_documents(self) -> str:
+        """``retrieval.scope.documents``: which of ``$ids`` are documents, the first ``$limit`` by id."""
+        d = self.names.document
+        return (
+            f"UNWIND $ids AS key MATCH (d:{d.label} {{{d.key}: key}}) RETURN d.{d.key} AS id ORDER BY id LIMIT $limit"
+        )
+
+    @functools.cached_property
+    def sections(self) -> str:
+        """``retrieval.scope.sections``: the document and byte span of each of ``$ids``."""
+        s = self.names.section
+        return (
+            f"UNWIND $ids AS key MATCH (s:{s.label} {{{s.key}: key}}) "
+            f"RETURN s.{s.stored('document_id')} AS documentId, s.{s.stored('start_byte')} AS startByte, "
+            f"s.{s.stored('end_byte')} AS endByte"
+        )
+
+    def metadata(self, fields: tuple[str, ...]) -> str:
+        """``retrieval.scope.metadata``: documents matching every filter field in ``fields``, by id."""
+        key = ("metadata", fields)
+        if key not in self._rendered:
+            d = self.names.document
+            conditions = [
+                f"d.{d.stored(attribute)} {operator} ${parameter}"
+                for attribute, operator, parameter in (METADATA_FIELDS[name] for name in fields)
+            ]
+            where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
+            self._rendered[key] = f"MATCH (d:{d.label}) {where}RETURN d.{d.key} AS id ORDER BY id LIMIT $limit"
+        return self._rendered[key]
+
+    @functools.cached_property
+    def scope_size(self) -> str:
+        """``retrieval.scope.size``: ``chunks`` in the scope and ``total`` chunks in the graph."""
+        return (
+            f"CALL () {{ {self.scope_chunks}RETURN count(c) AS chunks }} "
+            f"CALL () {{ MATCH (c:{self.names.chunk.label}) RETURN count(c) AS total }} RETURN chunks, total"
+        )
+
+
+@dataclass(frozen=True)
+class GraphStatements:
+    """The graph route's statements for one model and ontology."""
+
+    names: StoredNames
+    names_index: str
+    fact_types: str
+    mention: str
+
+    @classmethod
+    def of(cls, model: LexicalModel, ontology: Ontology) -> GraphStatements:
+        return cls(
+            model.names, ontology.names_index_name(model.layout), "|".join(ontology.fact_types), ontology.mention_type
+        )
+
+    @functools.cached_property
+    def anchors_by_chunks(self) -> str:
+        """``retrieval.graph.anchors.chunks``: things mentioned in ``$ids``, the earliest chunk first."""
+        ch = self.names.chunk
+        return (
+            f"UNWIND range(0, size($ids) - 1) AS position "
+            f"MATCH (c:{ch.label} {{{ch.key}: $ids[position]}})<-[:{self.mention}]-(t) "
+            "WITH t, min(position) AS first RETURN elementId(t) AS thing ORDER BY first, thing LIMIT $k"
+        )
+
+    @functools.cached_property
+    def anchors_by_names(self) -> str:
+        """``retrieval.graph.anchors.names``: things whose names match ``$query``, best first."""
+        return (
+            "CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score "
+            "RETURN elementId(node) AS thing ORDER BY score DESC, thing"
+        )
+
+    @functools.cached_property
+    def degree(self) -> str:
+        """``retrieval.graph.degree``: each of ``$ids``'s number of facts."""
+        return (
+            "UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id "
+            f"RETURN id AS thing, COUNT {{ (t)-[:{self.fact_types}]-() }} AS degree"
+        )
+
+    @functools.cached_property
+    def expand(self) -> str:
+        """``retrieval.graph.expand``: facts touching ``$frontier``, in the frontier's order, at most ``$limit``."""
+        return (
+            "UNWIND range(0, size($frontier) - 1) AS position "
+            "MATCH (t) WHERE elementId(t) = $frontier[position] "
+            f"MATCH (t)-[f:{self.fact_types}]-(other) "
+            f"WITH f, other, min(position) AS origin, COUNT {{ (other)-[:{self.fact_types}]-() }} AS degree "
+            "RETURN elementId(f) AS fact, type(f) AS factType, startNode(f).name AS source, "
+            "endNode(f).name AS target, elementId(other) AS other, degree "
+            "ORDER BY origin, factType, fact LIMIT $limit"
+        )
+
+    @functools.cached_property
+    def grounding(self) -> str:
+        """``retrieval.graph.grounding``: per fact of ``$ids``, up to ``$perFact`` chunks mentioning both ends."""
+        return self._grounding(scoped=False)
+
+    @functools.cached_property
+    def grounding_scoped(self) -> str:
+        """The same, of chunks inside the scope (``$whole``, ``$ranges``) only."""
+        return self._grounding(scoped=True)
+
+    def _grounding(self, *, scoped: bool) -> str:
+        ch = self.names.chunk
+        condition = f" AND {in_scope(self.names, 'c')}" if scoped else ""
+        return (
+            "UNWIND $ids AS id MATCH (a)-[f]->(b) WHERE elementId(f) = id "
+            f"MATCH (a)-[:{self.mention}]->(c:{ch.label})<-[:{self.mention}]-(b) "
+            f"WHERE c.{ch.stored('document_id')} IN f.documentIds{condition} "
+            f"WITH id, c ORDER BY c.{ch.key} "
+            f"RETURN id AS fact, collect(DISTINCT c.{ch.key})[..$perFact] AS chunks"
+        )

@@ -1,0 +1,61 @@
+"""The vector route: the question's vector against the chunk vector index, or exactly inside a scope.
+
+Unscoped, the index's ``candidates_per_route`` nearest chunks. Inside a scope of at
+most ``scope_exact_chunks`` chunks, every chunk of the scope is scored with the
+embedding set's similarity function on the server (exact); in a larger one, the index
+is asked for about twice the limit inside the scope and filtered (over-fetch), and
+``VectorScopeOverFetch`` is reported when that came back short. The query vector is
+always a parameter and embeddings are never read back.
+"""
+
+from __future__ import annotations
+
+from graphrag_orm.codes import LimitName
+from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
+from graphrag_orm.evidence import Route, ScopeStrategy
+from graphrag_orm.retrieval.options import RetrievalOptions
+from graphrag_orm.retrieval.routes import RouteSearch, over_fetch
+from graphrag_orm.retrieval.scope import ResolvedScope
+from graphrag_orm.retrieval.statements import RetrievalStatements
+
+__all__ = ["VectorRoute"]
+
+
+class VectorRoute:
+    """Plans the vector route's search for one question (embedding it first)."""
+
+    def __init__(self, statements: RetrievalStatements, embedder: Embedder, embedding_set: EmbeddingSet) -> None:
+        self.statements = statements
+        self.embedder = embedder
+        self.embedding_set = embedding_set
+
+    async def search(self, question: str, options: RetrievalOptions, scope: ResolvedScope | None) -> RouteSearch:
+        """The route's subquery; an invalid query vector raises ``EmbeddingRejected`` before any search."""
+        vectors = await self.embedder.embed([question])
+        (vector,) = validate_vectors(vectors, 1, self.embedding_set)
+        k = options.candidates_per_route
+        st = self.statements
+        if scope is None:
+            return RouteSearch(Route.VECTOR, "vector", st.vector, {"vector": vector, "vectorFetch": k}, k=k)
+        if scope.chunks <= options.scope_exact_chunks:
+            return RouteSearch(
+                Route.VECTOR,
+                "vector",
+                st.vector_exact,
+                {"vector": vector, "k": k, **scope.parameters},
+                strategy=ScopeStrategy.EXACT,
+                asked=k,
+                k=k,
+            )
+        fetch = over_fetch(k, scope)
+        return RouteSearch(
+            Route.VECTOR,
+            "vector",
+            st.vector_over_fetch,
+            {"vector": vector, "vectorFetch": fetch, "k": k, **scope.parameters},
+            strategy=ScopeStrategy.OVER_FETCH,
+            asked=fetch,
+            k=k,
+            total_chunks=scope.total_chunks,
+            short_limit=LimitName.VECTOR_SCOPE_OVER_FETCH,
+        )
