@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, field_validator
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.loaders.base import LoadedDocument
 from graphrag_orm.loaders.markdown import Heading, outline
@@ -96,7 +97,7 @@ _WHITESPACE_PATTERN = re.compile(rb"[ \t\r\f\v]")
 
 def _invalid_option(name: str, bounds: tuple[int, int], value: object) -> ConfigurationError:
     low, high = bounds
-    return ConfigurationError("invalid-option", f"{name} must be from {low:,} to {high:,}, not {value!r}")
+    return ConfigurationError(ErrorCode.INVALID_OPTION, f"{name} must be from {low:,} to {high:,}, not {value!r}")
 
 
 class ChunkerOptions(Value):
@@ -163,7 +164,7 @@ def _configuration_error(error: ValidationError) -> ConfigurationError:
             return original
     detail = error.errors()[0]
     name = ".".join(str(part) for part in detail["loc"]) or "options"
-    return ConfigurationError("invalid-option", f"{name}: {detail['msg']}")
+    return ConfigurationError(ErrorCode.INVALID_OPTION, f"{name}: {detail['msg']}")
 
 
 class SectionSpan(Value):

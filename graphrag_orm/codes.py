@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+__all__ = ["DocumentErrorCode", "ErrorCode", "HealthFinding", "LimitName", "RefusalReason"]
+
 
 class DocumentErrorCode(StrEnum):
     """Why one document failed; recorded on its outcome."""
@@ -85,6 +87,7 @@ class ErrorCode(StrEnum):
 
     # options, layouts, ontologies
     INVALID_OPTION = "invalid-option"
+    INVALID_SOURCE = "invalid-source"
     INVALID_LAYOUT = "invalid-layout"
     LAYOUT_COLLISION = "layout-collision"
     INVALID_ONTOLOGY = "invalid-ontology"

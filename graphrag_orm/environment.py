@@ -16,12 +16,15 @@ import os
 from dataclasses import dataclass
 
 from graphrag_orm.chat import ChatClient, OpenAIChat
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder, OpenAIEmbedder, Similarity
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.layout import Layout
 from graphrag_orm.options import GraphRagOptions
+
+__all__ = ["DEFAULT_CHAT_MODEL", "ModelChoice", "embedding_set_from_env", "graphrag_from_env", "models_from_env"]
 
 DEFAULT_CHAT_MODEL = "gpt-4.1-mini"
 
@@ -50,13 +53,14 @@ def embedding_set_from_env(
             dimensions = int(configured)
         except ValueError:
             raise ConfigurationError(
-                "invalid-option", f"GRAPHRAG_EMBEDDING_DIMENSIONS must be a number, not {configured!r}"
+                ErrorCode.INVALID_OPTION, f"GRAPHRAG_EMBEDDING_DIMENSIONS must be a number, not {configured!r}"
             ) from None
     if model is None and dimensions is None:
         return OFFLINE_EMBEDDING_SET
     if model is None or dimensions is None:
         raise ConfigurationError(
-            "invalid-option", "give both the embedding model and its dimensions (or neither for the offline set)"
+            ErrorCode.INVALID_OPTION,
+            "give both the embedding model and its dimensions (or neither for the offline set)",
         )
     return EmbeddingSet(model=model, dimensions=dimensions, similarity=similarity)
 
@@ -75,7 +79,7 @@ def models_from_env() -> ModelChoice:
     else:
         if not _real_endpoint():
             raise ConfigurationError(
-                "invalid-option", "a named embedding model needs OPENAI_API_KEY or OPENAI_BASE_URL"
+                ErrorCode.INVALID_OPTION, "a named embedding model needs OPENAI_API_KEY or OPENAI_BASE_URL"
             )
         embedder = OpenAIEmbedder(embedding_set.model, dimensions=embedding_set.dimensions)
         embedder_label = f"{embedding_set.model} ({embedding_set.dimensions} dimensions)"

@@ -16,7 +16,7 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
     ├── DocumentFailure                        a DocumentErrorCode (internal to ingestion)
     ├── EmbeddingRejected                      embedding-count, embedding-dimensions, invalid-embedding
     ├── ModelCallFailed                        rate-limited, embedding-failed, extraction-failed, ...
-    ├── UnreadableReply                        unreadable-reply (internal to extraction)
+    ├── Unreadable                        unreadable-reply (internal to extraction)
     ├── QuestionRefused                        empty-question, question-too-long, route-not-available
     ├── RetrievalFailed                        retrieval-failed
     ├── ScopeError                             invalid-scope
@@ -60,7 +60,7 @@ __all__ = [
     "ScriptMissing",
     "StandInUnsupported",
     "StoreNotConnected",
-    "UnreadableReply",
+    "Unreadable",
 ]
 
 Code = ErrorCode | DocumentErrorCode | str
@@ -137,7 +137,7 @@ class ModelCallFailed(GraphRagError):
         self.status = status
 
 
-class UnreadableReply(GraphRagError):
+class Unreadable(GraphRagError):
     """An extraction reply is not JSON for the schema; ``problem`` says what, briefly (no reply text)."""
 
     def __init__(self, problem: str) -> None:

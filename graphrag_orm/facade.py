@@ -16,6 +16,7 @@ import neo4j
 from graphrag_orm.answers import AnswersService
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chunking import Chunker
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import Embedder, EmbeddingSet
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.extraction import Extractor, Verifier
@@ -37,6 +38,8 @@ from graphrag_orm.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from graphrag_orm.sync import SyncGraphRag
+
+__all__ = ["GraphRag"]
 
 
 class GraphRag:
@@ -77,7 +80,7 @@ class GraphRag:
         if ontology is not None:
             ontology.check_layout(layout)
             if self.extraction_chat is None:
-                raise ConfigurationError("invalid-option", "an ontology needs a chat client for extraction")
+                raise ConfigurationError(ErrorCode.INVALID_OPTION, "an ontology needs a chat client for extraction")
             extractor = Extractor(ontology, self.extraction_chat, options.extraction, verifier=verifier, retry=retry)
             knowledge_writer = KnowledgeWriter(self.model, ontology)
         self.ingestion = IngestionService(

@@ -13,7 +13,10 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
+
+__all__ = ["Layout", "validate_identifier"]
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 
@@ -22,7 +25,7 @@ def validate_identifier(name: str, what: str) -> str:
     """Return ``name`` if it is a plain Cypher identifier (letters, digits, ``_``; 1..64)."""
     if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
         raise ConfigurationError(
-            "invalid-layout",
+            ErrorCode.INVALID_LAYOUT,
             f"{what} {name!r} is not a plain Cypher identifier (a letter, then letters, digits or '_', at most 64)",
         )
     return name
@@ -109,7 +112,7 @@ def _require_distinct(what: str, names: tuple[str, ...]) -> None:
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise ConfigurationError("invalid-layout", f"layout {what} must be distinct; {name!r} is repeated")
+            raise ConfigurationError(ErrorCode.INVALID_LAYOUT, f"layout {what} must be distinct; {name!r} is repeated")
         seen.add(name)
 
 

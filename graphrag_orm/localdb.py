@@ -23,7 +23,28 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import LocalDbError
+
+__all__ = [
+    "DEFAULT_PORT",
+    "LOCAL_PASSWORD",
+    "MIN_JAVA",
+    "LocalDbSettings",
+    "LocalDbStatus",
+    "apoc_note",
+    "bolt_answers",
+    "find_java_home",
+    "find_tools_dir",
+    "jar_download_bytes",
+    "java_major_version",
+    "log_tail",
+    "main",
+    "resolve_jars",
+    "start",
+    "status",
+    "stop",
+]
 
 #: The password the local server is given at its first start, unless NEO4J_PASSWORD is set.
 LOCAL_PASSWORD = "graphrag-local"
@@ -95,14 +116,14 @@ def find_tools_dir() -> Path:
         path = Path(configured).resolve()
         if (path / "pom.xml").is_file():
             return path
-        raise LocalDbError("localdb-not-found", f"GRAPHRAG_LOCALDB_DIR={configured} holds no pom.xml")
+        raise LocalDbError(ErrorCode.LOCALDB_NOT_FOUND, f"GRAPHRAG_LOCALDB_DIR={configured} holds no pom.xml")
     for start in (Path.cwd(), Path(__file__).resolve().parent):
         for folder in (start, *start.parents):
             candidate = folder / "tools" / "neo4j"
             if (candidate / "pom.xml").is_file() and (candidate / "Launcher.java").is_file():
                 return candidate
     raise LocalDbError(
-        "localdb-not-found",
+        ErrorCode.LOCALDB_NOT_FOUND,
         "the local Neo4j runtime needs this repository's tools/neo4j (pom.xml and Launcher.java); "
         "run from a checkout, set GRAPHRAG_LOCALDB_DIR, or point NEO4J_URI at your own server",
     )
@@ -142,7 +163,7 @@ def find_java_home() -> Path:
             candidates.append((version, "0", home))
     if not candidates:
         raise LocalDbError(
-            "java-not-found",
+            ErrorCode.JAVA_NOT_FOUND,
             f"Neo4j 2026.x needs Java {MIN_JAVA} or later and none was found "
             f"(looked at GRAPHRAG_JAVA_HOME, JAVA_HOME, {', '.join(_JVM_ROOTS)} and PATH)",
         )
@@ -159,7 +180,7 @@ def resolve_jars(settings: LocalDbSettings, *, java_home: Path | None = None) ->
         return settings.lib_dir
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise LocalDbError("maven-not-found", "Maven (mvn) is needed once to fetch Neo4j's jars")
+        raise LocalDbError(ErrorCode.MAVEN_NOT_FOUND, "Maven (mvn) is needed once to fetch Neo4j's jars")
     env = dict(os.environ)
     env["JAVA_HOME"] = str(java_home or find_java_home())
     result = subprocess.run(
@@ -171,7 +192,7 @@ def resolve_jars(settings: LocalDbSettings, *, java_home: Path | None = None) ->
     )
     if result.returncode != 0:
         tail = "\n".join((result.stdout + result.stderr).splitlines()[-30:])
-        raise LocalDbError("jars-not-resolved", f"Maven could not resolve Neo4j's jars:\n{tail}")
+        raise LocalDbError(ErrorCode.JARS_NOT_RESOLVED, f"Maven could not resolve Neo4j's jars:\n{tail}")
     _resolve_apoc(settings, mvn, env, pom)
     marker.write_text(pom_stamp)
     return settings.lib_dir
@@ -264,7 +285,7 @@ def _set_initial_password(settings: LocalDbSettings, java: Path, conf_dir: Path)
         check=False,
     )
     if result.returncode != 0:
-        raise LocalDbError("password-not-set", f"could not set the initial password: {result.stderr[-2000:]}")
+        raise LocalDbError(ErrorCode.PASSWORD_NOT_SET, f"could not set the initial password: {result.stderr[-2000:]}")
     marker.write_text("set by graphrag-orm at first start\n")
 
 
@@ -363,7 +384,7 @@ def start(settings: LocalDbSettings, *, progress: Iterator[None] | None = None) 
         if process.poll() is not None:
             settings.pid_file.unlink(missing_ok=True)
             raise LocalDbError(
-                "start-failed",
+                ErrorCode.START_FAILED,
                 f"Neo4j exited with code {process.returncode} while starting:\n{log_tail(settings)}",
             )
         if bolt_answers(settings, timeout=2.0):
@@ -371,7 +392,7 @@ def start(settings: LocalDbSettings, *, progress: Iterator[None] | None = None) 
         time.sleep(0.5)
     stop(settings)
     raise LocalDbError(
-        "start-timeout",
+        ErrorCode.START_TIMEOUT,
         f"Neo4j did not answer on {settings.uri} within {settings.start_timeout_seconds:.0f} s:\n{log_tail(settings)}",
     )
 
@@ -392,7 +413,7 @@ def stop(settings: LocalDbSettings) -> LocalDbStatus:
             return LocalDbStatus(False, None, settings.uri, settings.home, f"stopped (pid {pid})")
         time.sleep(0.25)
     raise LocalDbError(
-        "stop-timeout",
+        ErrorCode.STOP_TIMEOUT,
         f"Neo4j (pid {pid}) did not stop within {settings.stop_timeout_seconds:.0f} s of SIGTERM; it is still running",
     )
 

@@ -33,11 +33,35 @@ from neomodel import (
 )
 from neomodel.properties import Property
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import Layout
 
 if TYPE_CHECKING:
     from graphrag_orm.store.names import StoredNames
+
+__all__ = [
+    "Chunk",
+    "ChunkNode",
+    "Document",
+    "DocumentNode",
+    "EdgeDefinition",
+    "InDocument",
+    "InSection",
+    "IngestionRun",
+    "IngestionRunNode",
+    "Lease",
+    "LeaseNode",
+    "LexicalModel",
+    "NextChunk",
+    "RunStampedRel",
+    "Section",
+    "SectionNode",
+    "SectionOf",
+    "SubsectionOf",
+    "edge_model",
+    "for_layout",
+]
 
 #: Marks classes this module generated, so label collisions can name the other owner.
 OWNER_MARK = "_graphrag_orm_layout"
@@ -331,7 +355,7 @@ def check_label_collisions(
                 hint or f"choose a layout with other labels, e.g. Layout.DEFAULT.replace(document_label='Rag{label}')"
             )
             raise ConfigurationError(
-                "layout-collision",
+                ErrorCode.LAYOUT_COLLISION,
                 f"label {label!r} is already mapped by {cls.__module__}.{cls.__qualname__}; {advice}",
             )
 
@@ -352,26 +376,3 @@ Section: type[SectionNode] = _DEFAULT.section
 Chunk: type[ChunkNode] = _DEFAULT.chunk
 IngestionRun: type[IngestionRunNode] = _DEFAULT.run
 Lease: type[LeaseNode] = _DEFAULT.lease
-
-__all__ = [
-    "Chunk",
-    "ChunkNode",
-    "Document",
-    "DocumentNode",
-    "EdgeDefinition",
-    "InDocument",
-    "InSection",
-    "IngestionRun",
-    "IngestionRunNode",
-    "Lease",
-    "LeaseNode",
-    "LexicalModel",
-    "NextChunk",
-    "RunStampedRel",
-    "Section",
-    "SectionNode",
-    "SectionOf",
-    "SubsectionOf",
-    "edge_model",
-    "for_layout",
-]

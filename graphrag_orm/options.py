@@ -11,6 +11,8 @@ from graphrag_orm.retrieval.options import RetrievalOptions
 from graphrag_orm.retry import RetryOptions
 from graphrag_orm.values import Options
 
+__all__ = ["GraphRagOptions"]
+
 
 class GraphRagOptions(Options):
     """The facade's settings; each part keeps its own bounds."""

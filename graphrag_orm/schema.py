@@ -23,6 +23,19 @@ from graphrag_orm.layout import Layout, validate_identifier
 from graphrag_orm.models import for_layout
 from graphrag_orm.values import Value
 
+__all__ = [
+    "CreateStep",
+    "DropStep",
+    "FullTextAnalyzer",
+    "FullTextIndex",
+    "RangeIndex",
+    "RelationshipUniqueConstraint",
+    "Schema",
+    "SchemaContributor",
+    "UniqueConstraint",
+    "VectorIndex",
+]
+
 
 class SchemaContributor(Protocol):
     """Something that adds definitions to the lexical schema (an ontology, for example)."""

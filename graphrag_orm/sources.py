@@ -32,6 +32,7 @@ from urllib.parse import quote
 
 from pydantic import Field, ValidationError, computed_field, model_validator
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.values import Value
 
@@ -47,7 +48,7 @@ __all__ = [
     "normalize_uri",
 ]
 
-INVALID_SOURCE = "invalid-source"
+INVALID_SOURCE = ErrorCode.INVALID_SOURCE
 """The ``ConfigurationError`` code for a source that cannot be named or found."""
 
 MEDIA_TYPES: dict[str, str] = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ __all__ = [
     "counter_identity",
 ]
 
-TOKENIZER_UNAVAILABLE = "tokenizer-unavailable"
+TOKENIZER_UNAVAILABLE = ErrorCode.TOKENIZER_UNAVAILABLE
 """The ``ConfigurationError`` code when a tokenizer's data cannot be loaded."""
 
 
@@ -69,7 +70,9 @@ class TiktokenCounter:
         else:
             if encoding not in tiktoken.list_encoding_names():
                 known = ", ".join(sorted(tiktoken.list_encoding_names()))
-                raise ConfigurationError("invalid-option", f"unknown tiktoken encoding {encoding!r} (known: {known})")
+                raise ConfigurationError(
+                    ErrorCode.INVALID_OPTION, f"unknown tiktoken encoding {encoding!r} (known: {known})"
+                )
             try:
                 self._encoding = tiktoken.get_encoding(encoding)
             except Exception as error:  # requests, OS and hash errors alike mean "no data"

@@ -17,6 +17,8 @@ from enum import StrEnum
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
+__all__ = ["ALLOWED_ATTRIBUTES", "TRACER_NAME", "SpanName", "SpanRecorder", "span", "tracer"]
+
 TRACER_NAME = "graphrag_orm"
 
 

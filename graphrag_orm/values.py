@@ -7,7 +7,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
+from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import ConfigurationError
+
+__all__ = ["Limit", "Options", "Value"]
 
 
 class Value(BaseModel):
@@ -29,7 +32,7 @@ class Value(BaseModel):
 class Limit(Value):
     """A bound that was reached: its name and the value it was held to."""
 
-    name: str
+    name: LimitName
     value: int
 
 
@@ -49,4 +52,4 @@ class Options(Value):
                 f"{'.'.join(str(part) for part in item['loc']) or type(self).__name__}: {item['msg']}"
                 for item in error.errors()
             )
-            raise ConfigurationError("invalid-option", f"{type(self).__name__}: {problems}") from None
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, f"{type(self).__name__}: {problems}") from None

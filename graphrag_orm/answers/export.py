@@ -28,18 +28,14 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from graphrag_orm.answers.values import Answer, Disposition
-from graphrag_orm.codes import RefusalReason
-from graphrag_orm.errors import GraphRagError
+from graphrag_orm.codes import ErrorCode, RefusalReason
+from graphrag_orm.errors import ExportError
 
 __all__ = ["EXPORT_FORMAT", "AnswerExport", "ExportError"]
 
 EXPORT_FORMAT: Final = "graphrag-orm-answer/1"
 _FALLBACK_VERSION: Final = "0.1.0"
 _REASONS: Final = frozenset(reason.value for reason in RefusalReason)
-
-
-class ExportError(GraphRagError):
-    """An export document that cannot be read back as an answer (``invalid-export``)."""
 
 
 def _toolkit_version() -> str:
@@ -87,27 +83,27 @@ class AnswerExport:
         try:
             document = json.loads(text)
         except ValueError as error:
-            raise ExportError("invalid-export", f"the export is not JSON: {error}") from None
+            raise ExportError(ErrorCode.INVALID_EXPORT, f"the export is not JSON: {error}") from None
         if not isinstance(document, dict):
-            raise ExportError("invalid-export", "the export is not a JSON object")
+            raise ExportError(ErrorCode.INVALID_EXPORT, "the export is not a JSON object")
         if document.get("format") != EXPORT_FORMAT:
             raise ExportError(
-                "invalid-export", f"the export's format is {document.get('format')!r}, not {EXPORT_FORMAT!r}"
+                ErrorCode.INVALID_EXPORT, f"the export's format is {document.get('format')!r}, not {EXPORT_FORMAT!r}"
             )
         answer = document.get("answer")
         if not isinstance(answer, dict):
-            raise ExportError("invalid-export", "the export has no answer object")
+            raise ExportError(ErrorCode.INVALID_EXPORT, "the export has no answer object")
         if not isinstance(answer.get("citations"), list):
-            raise ExportError("invalid-export", "the answer has no citations list")
+            raise ExportError(ErrorCode.INVALID_EXPORT, "the answer has no citations list")
         if not isinstance(answer.get("evidence"), dict):
-            raise ExportError("invalid-export", "the answer has no evidence")
+            raise ExportError(ErrorCode.INVALID_EXPORT, "the answer has no evidence")
         try:
             return Answer.model_validate(answer)
         except ValidationError as error:
             problems = "; ".join(
                 f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors()
             )
-            raise ExportError("invalid-export", f"the answer does not validate: {problems}") from None
+            raise ExportError(ErrorCode.INVALID_EXPORT, f"the answer does not validate: {problems}") from None
 
     @staticmethod
     def check(answer: Answer | Mapping[str, Any]) -> list[str]:

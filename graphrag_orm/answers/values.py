@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from graphrag_orm.citations import Citation
+from graphrag_orm.codes import RefusalReason
 from graphrag_orm.evidence import Evidence
 from graphrag_orm.values import Value
 
@@ -59,7 +60,7 @@ class Answer(Value):
     disposition: Disposition
     text: str | None = None
     citations: tuple[Citation, ...] = ()
-    reason: str | None = None
+    reason: RefusalReason | None = None
     evidence: Evidence
     receipt: AnswerReceipt
 

@@ -31,6 +31,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import EvidenceBlockError
 from graphrag_orm.evidence import ContextItem, EvidenceItem
 
@@ -107,13 +108,13 @@ def parse_evidence(prompt_text: str) -> list[tuple[str, str]]:
     payload = _find_block(prompt_text, EVIDENCE_LABEL)
     items = payload.get("items") if isinstance(payload, dict) else None
     if not isinstance(items, list):
-        raise EvidenceBlockError("no-evidence-block", "the evidence block has no list of items")
+        raise EvidenceBlockError(ErrorCode.NO_EVIDENCE_BLOCK, "the evidence block has no list of items")
     parsed: list[tuple[str, str]] = []
     for entry in items:
         chunk_id = entry.get("chunkId") if isinstance(entry, dict) else None
         text = entry.get("text") if isinstance(entry, dict) else None
         if not isinstance(chunk_id, str) or not isinstance(text, str):
-            raise EvidenceBlockError("no-evidence-block", "an evidence item lacks a string chunkId or text")
+            raise EvidenceBlockError(ErrorCode.NO_EVIDENCE_BLOCK, "an evidence item lacks a string chunkId or text")
         parsed.append((chunk_id, text))
     return parsed
 
@@ -125,5 +126,5 @@ def parse_question(prompt_text: str) -> str:
     """
     question = _find_block(prompt_text, QUESTION_LABEL)
     if not isinstance(question, str):
-        raise EvidenceBlockError("no-question-block", "the question block does not hold one JSON string")
+        raise EvidenceBlockError(ErrorCode.NO_QUESTION_BLOCK, "the question block does not hold one JSON string")
     return question

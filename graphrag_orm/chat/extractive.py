@@ -56,6 +56,7 @@ from graphrag_orm.chat.evidence_block import (
     parse_question,
 )
 from graphrag_orm.chat.scripted import STREAM_PIECE
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import StandInUnsupported
 
 __all__ = ["STOP_WORDS", "ExtractiveChat", "StandInUnsupported", "content_words", "sentences"]
@@ -133,10 +134,13 @@ class ExtractiveChat:
                 return json.dumps({"question": parse_question(prompt)}, ensure_ascii=False)
         except EvidenceBlockError as error:
             raise StandInUnsupported(
-                "stand-in-unsupported", f"ExtractiveChat cannot read the {request.schema_name} request: {error.message}"
+                ErrorCode.STAND_IN_UNSUPPORTED,
+                f"ExtractiveChat cannot read the {request.schema_name} request: {error.message}",
             ) from None
         if request.response_schema is None:
-            raise StandInUnsupported("stand-in-unsupported", "ExtractiveChat replies only to requests with a schema")
+            raise StandInUnsupported(
+                ErrorCode.STAND_IN_UNSUPPORTED, "ExtractiveChat replies only to requests with a schema"
+            )
         schema = request.response_schema
         return json.dumps(_emptiest(schema, schema, request.schema_name), ensure_ascii=False)
 
@@ -168,7 +172,7 @@ class ExtractiveChat:
 
 def _unsupported(schema_name: str, what: str) -> StandInUnsupported:
     return StandInUnsupported(
-        "stand-in-unsupported", f"ExtractiveChat cannot reply validly to schema {schema_name!r}: {what}"
+        ErrorCode.STAND_IN_UNSUPPORTED, f"ExtractiveChat cannot reply validly to schema {schema_name!r}: {what}"
     )
 
 

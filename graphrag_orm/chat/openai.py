@@ -11,6 +11,7 @@ from openai import AsyncOpenAI
 from openai.types import CompletionUsage
 
 from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest, ChatUsage
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.openai import build_client
 from graphrag_orm.errors import ConfigurationError
 
@@ -60,7 +61,7 @@ class OpenAIChat:
         reasoning_effort: str | None = None,
     ) -> None:
         if not model:
-            raise ConfigurationError("invalid-option", "OpenAIChat: model must be named")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "OpenAIChat: model must be named")
         self.model = model
         self.reasoning_effort = reasoning_effort
         self._owns_client = client is None

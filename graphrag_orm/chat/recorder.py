@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from graphrag_orm.chat.base import ChatChunk, ChatClient, ChatReply, ChatRequest, ChatUsage
 from graphrag_orm.chat.scripted import STREAM_PIECE
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.base import Embedder, EmbeddingVectors
 from graphrag_orm.errors import ConfigurationError, RecordingMissing, RecordingRefused
 
@@ -113,7 +114,7 @@ def _check_secrets(entry: dict[str, Any]) -> None:
         for name, value in secrets:
             if value in text:
                 raise RecordingRefused(
-                    "secret-in-recording",
+                    ErrorCode.SECRET_IN_RECORDING,
                     f"refused to record request {entry.get('request')}: it contains the value of ${name}",
                 )
 
@@ -134,7 +135,7 @@ class Recorder:
 
     def __init__(self, path: str | os.PathLike[str], mode: RecorderMode) -> None:
         if mode not in ("record", "replay"):
-            raise ConfigurationError("invalid-option", f"Recorder: mode must be record or replay, got {mode!r}")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, f"Recorder: mode must be record or replay, got {mode!r}")
         self.path = Path(path)
         self.mode: RecorderMode = mode
         self.model_calls = 0
@@ -156,31 +157,31 @@ class Recorder:
             document = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise ConfigurationError(
-                "invalid-option", f"Recorder: {self.path} is not a readable recording ({type(error).__name__})"
+                ErrorCode.INVALID_OPTION, f"Recorder: {self.path} is not a readable recording ({type(error).__name__})"
             ) from None
         if not isinstance(document, dict) or document.get("format") != FORMAT:
-            raise ConfigurationError("invalid-option", f"Recorder: {self.path} is not a {FORMAT} file")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, f"Recorder: {self.path} is not a {FORMAT} file")
         if document.get("version") != VERSION:
             raise ConfigurationError(
-                "invalid-option", f"Recorder: {self.path} has version {document.get('version')}, not {VERSION}"
+                ErrorCode.INVALID_OPTION, f"Recorder: {self.path} has version {document.get('version')}, not {VERSION}"
             )
         entries = document.get("entries")
         if not isinstance(entries, list) or not all(
             isinstance(entry, dict) and isinstance(entry.get("request"), str) for entry in entries
         ):
-            raise ConfigurationError("invalid-option", f"Recorder: {self.path} has malformed entries")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, f"Recorder: {self.path} has malformed entries")
         return {entry["request"]: entry for entry in entries}
 
     def chat(self, inner: ChatClient | None) -> RecordingChat:
         """A chat client answering from the recording; ``inner`` is called only to record."""
         if inner is None and self.mode == "record":
-            raise ConfigurationError("invalid-option", "Recorder: record mode needs a chat client to record")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "Recorder: record mode needs a chat client to record")
         return RecordingChat(self, inner)
 
     def embedder(self, inner: Embedder | None, dimensions: int) -> RecordingEmbedder:
         """An embedder answering from the recording; ``dimensions`` is part of each request's hash."""
         if inner is None and self.mode == "record":
-            raise ConfigurationError("invalid-option", "Recorder: record mode needs an embedder to record")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "Recorder: record mode needs an embedder to record")
         return RecordingEmbedder(self, inner, dimensions)
 
     def lookup(self, request: str, kind: str) -> dict[str, Any] | None:
@@ -190,7 +191,7 @@ class Recorder:
             return entry
         if self.mode == "replay":
             raise RecordingMissing(
-                "recording-missing", f"no recorded {kind} reply for request {request} in {self.path}"
+                ErrorCode.RECORDING_MISSING, f"no recorded {kind} reply for request {request} in {self.path}"
             )
         return None
 
@@ -250,7 +251,7 @@ class RecordingChat:
 
     def _inner(self) -> ChatClient:
         if self.inner is None:  # only replay mode has no inner client, and it never gets here
-            raise RecordingMissing("recording-missing", "no chat client to record with")
+            raise RecordingMissing(ErrorCode.RECORDING_MISSING, "no chat client to record with")
         return self.inner
 
     def _store(self, request: ChatRequest, key: str, reply: ChatReply) -> None:
@@ -336,7 +337,7 @@ class RecordingEmbedder:
         if entry is not None:
             return EmbeddingVectors(entry["vectors"], input_tokens=entry.get("inputTokens"))
         if self.inner is None:  # only replay mode has no inner embedder, and it never gets here
-            raise RecordingMissing("recording-missing", "no embedder to record with")
+            raise RecordingMissing(ErrorCode.RECORDING_MISSING, "no embedder to record with")
         self.recorder.model_calls += 1
         result = await self.inner.embed(texts)
         vectors = [_float32(vector) for vector in result]

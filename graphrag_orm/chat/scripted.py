@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Mapping
 
 from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ScriptMissing
 
 __all__ = ["STREAM_PIECE", "ScriptMissing", "ScriptedChat"]
@@ -43,7 +44,7 @@ class ScriptedChat:
             fingerprint = request.fingerprint()
             reply = replies.get(fingerprint, default)
             if reply is None:
-                raise ScriptMissing("no-scripted-reply", f"no scripted reply for request {fingerprint}")
+                raise ScriptMissing(ErrorCode.NO_SCRIPTED_REPLY, f"no scripted reply for request {fingerprint}")
             return reply
 
         return cls(respond)

@@ -8,6 +8,8 @@ from graphrag_orm.cli import ask, ingest, maintain, migrations, neo4j
 from graphrag_orm.cli._common import errors
 from graphrag_orm.errors import GraphRagError
 
+__all__ = ["main"]
+
 app = typer.Typer(
     name="graphrag-orm",
     help="GraphRAG on Neo4j: ingest documents, answer with verified citations, keep the graph healthy.",

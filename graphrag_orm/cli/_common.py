@@ -13,6 +13,8 @@ from graphrag_orm.errors import GraphRagError
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import open_store
 
+__all__ = ["T", "fail", "run", "with_database"]
+
 T = TypeVar("T")
 
 console = Console(highlight=False)

@@ -13,6 +13,8 @@ from graphrag_orm.cli._common import console, fail, run
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
 
+__all__ = ["ask", "show_answer"]
+
 
 def show_answer(answer: Answer, chat_label: str) -> None:
     """An answer with each citation's document, byte span and quote; a refusal with its reason."""

@@ -16,6 +16,8 @@ from graphrag_orm.ingestion import DocumentOutcome, IngestionPreview, IngestionR
 from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
 from graphrag_orm.sources import Source, Sources
 
+__all__ = ["DEFAULT_PATTERNS", "collect_sources", "ingest", "preview_table", "receipt_table", "search"]
+
 DEFAULT_PATTERNS = ("*.md", "*.markdown", "*.txt", "*.pdf")
 
 

@@ -17,6 +17,8 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, Migrator, SchemaCheck, initial_revision, next_revision, write_revision
 from graphrag_orm.ontology import Ontology
 
+__all__ = ["LAYOUTS", "apply", "check", "downgrade", "init", "plan", "revision", "status"]
+
 app = typer.Typer(help="Reviewed schema migrations.", no_args_is_help=True)
 
 DirOption = typer.Option(

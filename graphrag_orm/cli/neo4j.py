@@ -10,6 +10,8 @@ from graphrag_orm import localdb
 from graphrag_orm.cli._common import console, errors
 from graphrag_orm.errors import LocalDbError
 
+__all__ = ["logs", "start", "status", "stop"]
+
 app = typer.Typer(help="The local Neo4j server (development and tests).", no_args_is_help=True)
 
 PortOption = typer.Option(None, "--port", help="Bolt port (default GRAPHRAG_NEO4J_PORT or 7687).")

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.base import EmbeddingVectors
 from graphrag_orm.embeddings.sets import MAX_DIMENSIONS
 from graphrag_orm.errors import ConfigurationError
@@ -63,14 +64,14 @@ class HashingEmbedder:
 
     def __init__(self, dimensions: int, *, seed: int = 0) -> None:
         if isinstance(dimensions, bool) or not isinstance(dimensions, int):
-            raise ConfigurationError("invalid-option", "HashingEmbedder: dimensions must be an integer")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "HashingEmbedder: dimensions must be an integer")
         if not 1 <= dimensions <= MAX_DIMENSIONS:
             raise ConfigurationError(
-                "invalid-option",
+                ErrorCode.INVALID_OPTION,
                 f"HashingEmbedder: dimensions must be between 1 and {MAX_DIMENSIONS}, got {dimensions}",
             )
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ConfigurationError("invalid-option", "HashingEmbedder: seed must be an integer")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "HashingEmbedder: seed must be an integer")
         self.dimensions = dimensions
         self.seed = seed
         self.model = f"graphrag-orm-hashing-v1-seed{seed}"

@@ -8,7 +8,7 @@ from types import TracebackType
 
 from openai import AsyncOpenAI
 
-from graphrag_orm.codes import DocumentErrorCode
+from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.embeddings.base import EmbeddingVectors
 from graphrag_orm.embeddings.sets import MAX_DIMENSIONS
 from graphrag_orm.embeddings.validation import EmbeddingRejected
@@ -34,13 +34,13 @@ def build_client(*, base_url: str | None, api_key: str | None, timeout: float, o
     is raised, naming the variables but never a value.
     """
     if not timeout > 0:
-        raise ConfigurationError("invalid-option", f"{owner}: timeout must be positive")
+        raise ConfigurationError(ErrorCode.INVALID_OPTION, f"{owner}: timeout must be positive")
     key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
     url = base_url if base_url is not None else (os.environ.get("OPENAI_BASE_URL") or None)
     if not key:
         if url is None:
             raise ConfigurationError(
-                "invalid-option", f"{owner}: pass api_key or base_url, or set OPENAI_API_KEY or OPENAI_BASE_URL"
+                ErrorCode.INVALID_OPTION, f"{owner}: pass api_key or base_url, or set OPENAI_API_KEY or OPENAI_BASE_URL"
             )
         key = NO_KEY
     return AsyncOpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=0)
@@ -78,14 +78,14 @@ class OpenAIEmbedder:
         timeout: float = 60.0,
     ) -> None:
         if not model:
-            raise ConfigurationError("invalid-option", "OpenAIEmbedder: model must be named")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "OpenAIEmbedder: model must be named")
         if dimensions is not None and not 1 <= dimensions <= MAX_DIMENSIONS:
             raise ConfigurationError(
-                "invalid-option", f"OpenAIEmbedder: dimensions must be between 1 and {MAX_DIMENSIONS}"
+                ErrorCode.INVALID_OPTION, f"OpenAIEmbedder: dimensions must be between 1 and {MAX_DIMENSIONS}"
             )
         if not 1 <= batch_size <= MAX_BATCH_SIZE:
             raise ConfigurationError(
-                "invalid-option", f"OpenAIEmbedder: batch_size must be between 1 and {MAX_BATCH_SIZE}"
+                ErrorCode.INVALID_OPTION, f"OpenAIEmbedder: batch_size must be between 1 and {MAX_BATCH_SIZE}"
             )
         self.model = model
         self.dimensions = dimensions

@@ -14,6 +14,8 @@ from pydantic import Field, computed_field
 
 from graphrag_orm.values import Options
 
+__all__ = ["MAX_DIMENSIONS", "OFFLINE_EMBEDDING_SET", "EmbeddingSet", "Similarity"]
+
 MAX_DIMENSIONS = 4096
 
 

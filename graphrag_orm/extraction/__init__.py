@@ -1,5 +1,6 @@
 """Grounded extraction: one call per chunk, checks with reasons, located mentions, resolution."""
 
+from graphrag_orm.errors import Unreadable
 from graphrag_orm.extraction.grounding import (
     ChunkText,
     DocumentKnowledge,
@@ -11,7 +12,7 @@ from graphrag_orm.extraction.grounding import (
     Verifier,
 )
 from graphrag_orm.extraction.options import ExtractionOptions
-from graphrag_orm.extraction.reply import RawExtraction, Unreadable, parse_reply
+from graphrag_orm.extraction.reply import RawExtraction, parse_reply
 from graphrag_orm.extraction.service import SCHEMA_NAME, Extractor
 from graphrag_orm.extraction.summary import ExtractionSummary, PrunedItem, PruneReason, QuarantinedReply
 from graphrag_orm.extraction.writer import KnowledgeWriter

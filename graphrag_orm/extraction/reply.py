@@ -10,13 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphrag_orm.errors import Unreadable
 
-class Unreadable(Exception):
-    """The reply is not JSON for the schema; ``problem`` says what, briefly (no reply text)."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__(problem)
-        self.problem = problem
+__all__ = ["EntityCandidate", "QuoteCandidate", "RawExtraction", "RelationshipCandidate", "parse_reply"]
 
 
 @dataclass(frozen=True)

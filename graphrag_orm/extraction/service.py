@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from graphrag_orm.chat import ChatClient, ChatMessage, ChatReply, ChatRequest
 from graphrag_orm.codes import DocumentErrorCode
+from graphrag_orm.errors import Unreadable
 from graphrag_orm.extraction.grounding import ChunkText, DocumentKnowledge, Grounder, Verifier
 from graphrag_orm.extraction.options import ExtractionOptions
-from graphrag_orm.extraction.reply import RawExtraction, Unreadable, parse_reply
+from graphrag_orm.extraction.reply import RawExtraction, parse_reply
 from graphrag_orm.extraction.summary import ExtractionSummary, QuarantinedReply
 from graphrag_orm.ontology import EXTRACTOR_VERSION, ModelSchema, Ontology
 from graphrag_orm.retry import RetryPolicy, RetryTally

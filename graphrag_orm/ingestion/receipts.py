@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.extraction.summary import ExtractionSummary
 from graphrag_orm.retry import RetrySummary
 from graphrag_orm.values import Limit, Value
@@ -39,7 +40,7 @@ class DocumentOutcome(Value):
     document_id: str
     source_uri: str
     status: DocumentStatus
-    error_code: str | None = None
+    error_code: DocumentErrorCode | None = None
     chunks: int = 0
     embedding_calls: int = 0
 
@@ -86,7 +87,7 @@ class DocumentPreview(Value):
     document_id: str
     source_uri: str
     status: PreviewStatus
-    error_code: str | None = None
+    error_code: DocumentErrorCode | None = None
     chunks: int = 0
     embedding_calls: int = 0
     extraction_calls: int = 0

@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field, computed_field, field_validator, model_validator
 
-from graphrag_orm.codes import DocumentErrorCode
+from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.errors import ConfigurationError, LoadError
 from graphrag_orm.sources import Source, content_hash
 from graphrag_orm.values import Value
@@ -115,7 +115,9 @@ class DocumentLoader(Protocol):
 def check_bound(name: str, value: int, low: int, high: int) -> int:
     """``value`` if ``low <= value <= high``, else ``ConfigurationError("invalid-option")``."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError("invalid-option", f"{name} must be an integer from {low:,} to {high:,}, not {value!r}")
+        raise ConfigurationError(
+            ErrorCode.INVALID_OPTION, f"{name} must be an integer from {low:,} to {high:,}, not {value!r}"
+        )
     return value
 
 

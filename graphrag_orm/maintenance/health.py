@@ -34,6 +34,8 @@ from graphrag_orm.models import LexicalModel
 from graphrag_orm.schema import SchemaDefinition
 from graphrag_orm.store import Store
 
+__all__ = ["READBACK_PAGE", "SAMPLE", "HealthChecks"]
+
 #: Ids or names shown in a finding's detail.
 SAMPLE = 5
 #: Chunks read per page by the exact read-back check.

@@ -46,6 +46,8 @@ from graphrag_orm.maintenance.reports import HealthFindingItem
 from graphrag_orm.store import Queries
 from graphrag_orm.values import Value
 
+__all__ = ["KnowledgeMaintenance", "KnowledgeRemoval", "ThingsRemoval"]
+
 #: Run id (None for an element without one) to the number of elements carrying it.
 RunStamps = Mapping[str | None, int]
 

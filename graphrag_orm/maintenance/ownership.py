@@ -17,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import GraphRefused
 from graphrag_orm.maintenance.knowledge import RunStamps
 from graphrag_orm.store import Queries, StoredNames
 
 __all__ = ["FOREIGN_GRAPH", "Ownership", "counted", "merge_stamps", "stamps_from_rows"]
 
-FOREIGN_GRAPH = "foreign-graph"
+FOREIGN_GRAPH = ErrorCode.FOREIGN_GRAPH
 
 
 def merge_stamps(target: dict[str | None, int], more: RunStamps) -> dict[str | None, int]:

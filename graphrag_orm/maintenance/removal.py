@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphrag_orm.errors import FactUpdatesExceeded
 from graphrag_orm.ingestion.receipts import RunStatus
 from graphrag_orm.layout import validate_identifier
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
@@ -103,15 +104,6 @@ class BatchResult:
     leases: int = 0
     facts: int = 0
     facts_updated: int = 0
-
-
-class FactUpdatesExceeded(Exception):
-    """A batch would update more facts than allowed; it was rolled back (internal)."""
-
-    def __init__(self, count: int, limit: int) -> None:
-        super().__init__(f"{count} fact updates, over {limit}")
-        self.count = count
-        self.limit = limit
 
 
 def plan_batches(

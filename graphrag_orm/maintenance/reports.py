@@ -11,6 +11,15 @@ from pydantic import Field, model_validator
 from graphrag_orm.codes import HealthFinding, LimitName
 from graphrag_orm.values import Limit, Options, Value
 
+__all__ = [
+    "MAX_FACT_UPDATES",
+    "HealthFindingItem",
+    "HealthReport",
+    "RemovalPreview",
+    "RemovalReport",
+    "ResetScope",
+]
+
 #: The limit named in ``RemovalReport.limits_reached`` when a single document is listed
 #: by more facts than one batch may update (``max_fact_updates``).
 MAX_FACT_UPDATES = LimitName.MAX_FACT_UPDATES.value
@@ -103,13 +112,3 @@ class HealthReport(Value):
     @property
     def codes(self) -> tuple[HealthFinding, ...]:
         return tuple(item.code for item in self.findings)
-
-
-__all__ = [
-    "MAX_FACT_UPDATES",
-    "HealthFindingItem",
-    "HealthReport",
-    "RemovalPreview",
-    "RemovalReport",
-    "ResetScope",
-]

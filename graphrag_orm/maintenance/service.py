@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.ingestion import IngestionReceipt, IngestionService
@@ -99,7 +100,7 @@ class MaintenanceService:
         """
         if self.ingestion is None:
             raise ConfigurationError(
-                "invalid-option", "MaintenanceService needs an IngestionService (ingestion=...) to re-ingest"
+                ErrorCode.INVALID_OPTION, "MaintenanceService needs an IngestionService (ingestion=...) to re-ingest"
             )
         return await self.ingestion.ingest(sources)
 
@@ -115,7 +116,7 @@ class MaintenanceService:
         that list it).
         """
         if not document_id:
-            raise ConfigurationError("invalid-option", "remove_source needs a document id")
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "remove_source needs a document id")
         return await self.reset(ResetScope(document_ids=(document_id,)))
 
     async def reset(self, scope: ResetScope | None = None) -> RemovalReport:

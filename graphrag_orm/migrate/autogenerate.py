@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.errors import MigrationError
 from graphrag_orm.layout import Layout
@@ -73,5 +74,5 @@ def write_revision(directory: Path, revision: Revision) -> Path:
         with path.open("x", encoding="utf-8") as file:
             file.write(revision.to_file_json())
     except FileExistsError:
-        raise MigrationError("revision-exists", f"{path} exists; revisions are never overwritten") from None
+        raise MigrationError(ErrorCode.REVISION_EXISTS, f"{path} exists; revisions are never overwritten") from None
     return path

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import MigrationError
 from graphrag_orm.migrate.revisions import Revision, read_revisions
 from graphrag_orm.schema import CreateStep, SchemaDefinition
@@ -37,19 +38,19 @@ def linear_walk(
     children: dict[str | None, list[str]] = {}
     for item in items:
         if key(item) in by_id:
-            raise MigrationError("broken-chain", f"revision {key(item)!r} appears twice in {source}")
+            raise MigrationError(ErrorCode.BROKEN_CHAIN, f"revision {key(item)!r} appears twice in {source}")
         by_id[key(item)] = item
         children.setdefault(parent(item), []).append(key(item))
     for predecessor, kids in children.items():
         if len(kids) > 1:
             raise MigrationError(
-                "branched-chain",
+                ErrorCode.BRANCHED_CHAIN,
                 f"revisions {sorted(kids)} in {source} all claim predecessor {predecessor!r}; a chain is linear: "
                 "rebase one onto the other",
             )
         if predecessor is not None and predecessor not in by_id:
             raise MigrationError(
-                "broken-chain", f"revision {kids[0]!r} in {source} names missing predecessor {predecessor!r}"
+                ErrorCode.BROKEN_CHAIN, f"revision {kids[0]!r} in {source} names missing predecessor {predecessor!r}"
             )
     ordered: list[T] = []
     current: str | None = None
@@ -57,7 +58,7 @@ def linear_walk(
         (current,) = children[current]
         ordered.append(by_id[current])
     if len(ordered) != len(by_id):
-        raise MigrationError("broken-chain", f"the revisions in {source} do not form one chain from a root")
+        raise MigrationError(ErrorCode.BROKEN_CHAIN, f"the revisions in {source} do not form one chain from a root")
     return ordered
 
 
@@ -82,7 +83,7 @@ class Chain:
         for position, candidate in enumerate(self.revisions):
             if candidate.revision == revision:
                 return position
-        raise MigrationError("unknown-revision", f"revision {revision!r} is not in the chain {self.source}")
+        raise MigrationError(ErrorCode.UNKNOWN_REVISION, f"revision {revision!r} is not in the chain {self.source}")
 
     def upgrade_path(self, position: int, target: str | None = None) -> tuple[Revision, ...]:
         """The revisions after ``position`` up to ``target`` (default: the head), in order."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.errors import MigrationError, SchemaMismatch
 from graphrag_orm.layout import Layout
@@ -133,14 +134,14 @@ def refuse_conflicts(steps: Sequence[MigrationStep], live: Mapping[str, LiveDefi
         if same_name is not None:
             if not matches(wanted, same_name):
                 raise MigrationError(
-                    "schema-conflict",
+                    ErrorCode.SCHEMA_CONFLICT,
                     f"{wanted.name} exists as {same_name.describe()} but the revision declares "
                     f"{describe(wanted)}; drop or rename it in a reviewed revision first",
                 )
             continue
         for other in equivalents(wanted, state):
             raise MigrationError(
-                "equivalent-schema",
+                ErrorCode.EQUIVALENT_SCHEMA,
                 f"{wanted.name} ({describe(wanted)}) has an equivalent under another name, "
                 f"{other.name} ({other.describe()}); stopping for review: rename one of them, or adopt "
                 "the existing name in your layout",
@@ -165,14 +166,14 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
     )
     if not candidates:
         raise SchemaMismatch(
-            "schema-missing",
+            ErrorCode.SCHEMA_MISSING,
             f"no vector index on :{expected.label}({expected.property}); apply the migrations first "
             "(graphrag-orm migrations apply)",
         )
     actual = next((c for c in candidates if c.detail.get("dimensions") == expected.dimensions), candidates[0])
     if actual.detail.get("dimensions") != expected.dimensions:
         raise SchemaMismatch(
-            "embedding-dimensions",
+            ErrorCode.EMBEDDING_DIMENSIONS,
             f"the vector index {actual.name} holds {actual.detail.get('dimensions')}-dimensional vectors but the "
             f"embedding set {embedding_set.id} has {expected.dimensions}; re-embed through a reviewed migration "
             "(graphrag-orm migrations revision) or use the set the graph was built with",
@@ -181,7 +182,7 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
         # Same dimensions under another name is usually another model's vectors: retrieval would search
         # an index that does not exist (retrieval-failed), or, renamed, compare vectors of two models.
         raise SchemaMismatch(
-            "equivalent-schema",
+            ErrorCode.EQUIVALENT_SCHEMA,
             f"the vector index on :{expected.label}({expected.property}) is {actual.name}, but the embedding set "
             f"{embedding_set.id} expects {expected.name}; connect with the set the graph was built with, or, if "
             f"{actual.name} holds this set's vectors, name it in the layout (Layout.replace(vector_index=...))",

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import MigrationError
 from graphrag_orm.schema import MigrationStep
 from graphrag_orm.values import Value
@@ -92,7 +93,9 @@ class Revision(Value):
     def new(cls, revision: str, down_revision: str | None, message: str, steps: Sequence[MigrationStep]) -> Revision:
         """A revision with its checksum computed; an id outside ``[0-9A-Za-z][0-9A-Za-z_.-]*`` is refused."""
         if not _REVISION_ID.fullmatch(revision):
-            raise MigrationError("invalid-revision", f"revision id {revision!r} must match {_REVISION_ID.pattern}")
+            raise MigrationError(
+                ErrorCode.INVALID_REVISION, f"revision id {revision!r} must match {_REVISION_ID.pattern}"
+            )
         return cls(
             revision=revision,
             down_revision=down_revision,
@@ -107,9 +110,9 @@ class Revision(Value):
         try:
             body = json.loads(text)
         except json.JSONDecodeError as error:
-            raise MigrationError("invalid-revision", f"{path.name}: not JSON ({error})") from None
+            raise MigrationError(ErrorCode.INVALID_REVISION, f"{path.name}: not JSON ({error})") from None
         if not isinstance(body, dict) or body.get("format") != FORMAT:
-            raise MigrationError("invalid-revision", f"{path.name}: not a {FORMAT} file")
+            raise MigrationError(ErrorCode.INVALID_REVISION, f"{path.name}: not a {FORMAT} file")
         try:
             revision = cls(
                 revision=body["revision"],
@@ -119,10 +122,10 @@ class Revision(Value):
                 checksum=body["checksum"],
             )
         except (KeyError, TypeError, ValueError) as error:
-            raise MigrationError("invalid-revision", f"{path.name}: {error}") from None
+            raise MigrationError(ErrorCode.INVALID_REVISION, f"{path.name}: {error}") from None
         if revision.checksum != revision.computed_checksum:
             raise MigrationError(
-                "unreviewed-edit",
+                ErrorCode.UNREVIEWED_EDIT,
                 f"{path.name}: its steps changed but its checksum did not ({revision.checksum} recorded, "
                 f"{revision.computed_checksum} computed); review the change and record the new checksum, "
                 "or add a new revision instead of editing this one",
@@ -136,10 +139,12 @@ def read_revision_file(entry: Path | Traversable) -> Revision:
         text = entry.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise MigrationError(
-            "invalid-revision", f"{entry.name}: not UTF-8 (byte {error.start}); a revision file is UTF-8 JSON"
+            ErrorCode.INVALID_REVISION, f"{entry.name}: not UTF-8 (byte {error.start}); a revision file is UTF-8 JSON"
         ) from None
     except OSError as error:
-        raise MigrationError("invalid-revision", f"{entry.name}: cannot be read ({type(error).__name__})") from None
+        raise MigrationError(
+            ErrorCode.INVALID_REVISION, f"{entry.name}: cannot be read ({type(error).__name__})"
+        ) from None
     return Revision.from_file(Path(entry.name), text)
 
 
@@ -158,9 +163,11 @@ def read_revisions(directory: Path | None = None) -> tuple[list[Revision], str]:
             TOOLKIT_REVISIONS
         )
     if not directory.is_dir():
-        raise MigrationError("broken-chain", f"{directory} is not a folder of revisions")
+        raise MigrationError(ErrorCode.BROKEN_CHAIN, f"{directory} is not a folder of revisions")
     try:
         entries = list(directory.iterdir())
     except OSError as error:
-        raise MigrationError("invalid-revision", f"{directory}: cannot be listed ({type(error).__name__})") from None
+        raise MigrationError(
+            ErrorCode.INVALID_REVISION, f"{directory}: cannot be listed ({type(error).__name__})"
+        ) from None
     return [read_revision_file(entry) for entry in _json_files(entries)], str(directory)

@@ -19,6 +19,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import MigrationError
 from graphrag_orm.migrate.chain import Chain
 from graphrag_orm.migrate.compare import SchemaCheck, check_schema, refuse_conflicts
@@ -62,7 +63,9 @@ class Migrator:
         self, store: Store, chain: Chain, *, index_timeout_seconds: float = DEFAULT_INDEX_TIMEOUT_SECONDS
     ) -> None:
         if not 1.0 <= index_timeout_seconds <= MAX_INDEX_TIMEOUT_SECONDS:
-            raise MigrationError("invalid-option", f"index_timeout_seconds must be 1..{MAX_INDEX_TIMEOUT_SECONDS:.0f}")
+            raise MigrationError(
+                ErrorCode.INVALID_OPTION, f"index_timeout_seconds must be 1..{MAX_INDEX_TIMEOUT_SECONDS:.0f}"
+            )
         self.store = store
         self.chain = chain
         self.index_timeout_seconds = index_timeout_seconds
@@ -129,7 +132,7 @@ class Migrator:
             head = journal[-1].revision if journal else None
             if item.down_revision != head:
                 raise MigrationError(
-                    "predecessor-not-head",
+                    ErrorCode.PREDECESSOR_NOT_HEAD,
                     f"revision {item.revision!r} follows {item.down_revision!r}, but the database head is {head!r}",
                 )
             refuse_conflicts(item.steps, await read_live_schema(self.store))
@@ -166,13 +169,15 @@ class Migrator:
             if position >= len(revisions) or revisions[position].revision != entry.revision:
                 in_chain = revisions[position].revision if position < len(revisions) else "nothing"
                 raise MigrationError(
-                    "unknown-revision" if self.chain.get(entry.revision) is None else "predecessor-not-head",
+                    ErrorCode.UNKNOWN_REVISION
+                    if self.chain.get(entry.revision) is None
+                    else ErrorCode.PREDECESSOR_NOT_HEAD,
                     f"the database's journal has {entry.revision!r} where the chain {self.chain.source} has "
                     f"{in_chain!r}",
                 )
             if entry.checksum != revisions[position].checksum:
                 raise MigrationError(
-                    "checksum-mismatch",
+                    ErrorCode.CHECKSUM_MISMATCH,
                     f"revision {entry.revision!r} was applied with checksum {entry.checksum} but its file now has "
                     f"{revisions[position].checksum}; an applied revision must not change: restore it and add a "
                     "new revision",
@@ -198,13 +203,13 @@ class Migrator:
             states = await read_index_states(self.store, names)
             failed = sorted(name for name, index in states.items() if index.state == "FAILED")
             if failed:
-                raise MigrationError("index-not-online", f"indexes failed to populate: {failed}")
+                raise MigrationError(ErrorCode.INDEX_NOT_ONLINE, f"indexes failed to populate: {failed}")
             if len(states) == len(names) and all(index.state == "ONLINE" for index in states.values()):
                 return time.monotonic() - began
             if time.monotonic() > deadline:
                 detail = ", ".join(f"{n}: {s.state} {s.percent:.0f}%" for n, s in sorted(states.items()))
                 raise MigrationError(
-                    "index-not-online",
+                    ErrorCode.INDEX_NOT_ONLINE,
                     f"indexes were not ONLINE within {self.index_timeout_seconds:.0f} s ({detail}); "
                     "the revision was not recorded; run apply again to keep waiting",
                 )

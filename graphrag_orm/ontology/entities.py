@@ -24,6 +24,26 @@ from neomodel import (
     StringProperty,
 )
 
+__all__ = [
+    "MENTION_TYPE",
+    "Entity",
+    "Fact",
+    "Mention",
+    "Quote",
+    "Quoted",
+    "Says",
+    "entity_id",
+    "fact_model",
+    "join_aliases",
+    "kind_description",
+    "mention_key",
+    "normalize_name",
+    "placeholder_id",
+    "quote_key",
+    "quote_model",
+    "split_aliases",
+]
+
 #: The shared mention type (neo4j-graphrag's shape uses FROM_CHUNK instead).
 MENTION_TYPE = "MENTIONED_IN"
 

@@ -15,6 +15,8 @@ from typing import Any
 from graphrag_orm.ontology.entities import kind_description
 from graphrag_orm.ontology.ontology import Ontology
 
+__all__ = ["EXTRACTOR_VERSION", "ModelSchema"]
+
 #: Changes to the rules below change every fingerprint, so stored documents are re-extracted.
 EXTRACTOR_VERSION = "graphrag-orm-extract/1"
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import Layout, validate_identifier
 from graphrag_orm.models import check_label_collisions
@@ -25,6 +26,8 @@ from graphrag_orm.schema import (
     SchemaDefinition,
     UniqueConstraint,
 )
+
+__all__ = ["NEO4J_GRAPHRAG_LABELS", "QUOTE_TYPES", "FactType", "Ontology", "QuoteType"]
 
 NEO4J_GRAPHRAG_LABELS = ("__Entity__", "__KGBuilder__")
 QUOTE_TYPES = ("SAYS", "QUOTED")
@@ -67,18 +70,18 @@ class Ontology:
         try:
             self._validate()
         except ConfigurationError as error:
-            if error.code == "invalid-layout":  # a bad name in an ontology is the ontology's fault
-                raise ConfigurationError("invalid-ontology", error.message) from None
+            if error.code == ErrorCode.INVALID_LAYOUT:  # a bad name in an ontology is the ontology's fault
+                raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, error.message) from None
             raise
 
     def _validate(self) -> None:
         kinds: dict[str, type[Entity]] = {}
         for cls in self.classes:
             if not (isinstance(cls, type) and issubclass(cls, Entity)):
-                raise ConfigurationError("invalid-ontology", f"{cls!r} is not an Entity subclass")
+                raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"{cls!r} is not an Entity subclass")
             kind = validate_identifier(cls.__name__, "entity kind")
             if kind in kinds:
-                raise ConfigurationError("invalid-ontology", f"two classes are named {kind}")
+                raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"two classes are named {kind}")
             kinds[kind] = cls
         object.__setattr__(self, "_kinds", kinds)
         normalized = tuple(sorted({normalize_name(p) for p in self.placeholders if p.strip()}))
@@ -90,17 +93,19 @@ class Ontology:
             validate_identifier(fact.type, "fact type")
             for end in (fact.source, fact.target):
                 if end not in kinds:
-                    raise ConfigurationError("invalid-ontology", f"fact {fact.type} names unknown kind {end}")
+                    raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"fact {fact.type} names unknown kind {end}")
         for quote in self.quotes:
             if quote.type not in QUOTE_TYPES:
-                raise ConfigurationError("invalid-ontology", f"quote types are {QUOTE_TYPES}, not {quote.type}")
+                raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"quote types are {QUOTE_TYPES}, not {quote.type}")
             for speaker in quote.speakers:
                 if speaker not in kinds:
-                    raise ConfigurationError("invalid-ontology", f"quote {quote.type} names unknown kind {speaker}")
+                    raise ConfigurationError(
+                        ErrorCode.INVALID_ONTOLOGY, f"quote {quote.type} names unknown kind {speaker}"
+                    )
         reserved = {self.mention_type, *QUOTE_TYPES}
         for fact in self.facts:
             if fact.type in reserved:
-                raise ConfigurationError("invalid-ontology", f"a fact type may not be named {fact.type}")
+                raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"a fact type may not be named {fact.type}")
 
     # ------------------------------------------------------------- building
 
@@ -134,7 +139,7 @@ class Ontology:
         for fact in self.facts:
             if fact.type == "FROM_CHUNK":
                 raise ConfigurationError(
-                    "invalid-ontology", "a fact type named FROM_CHUNK collides with the mention type"
+                    ErrorCode.INVALID_ONTOLOGY, "a fact type named FROM_CHUNK collides with the mention type"
                 )
         return replace(self, extra_labels=NEO4J_GRAPHRAG_LABELS, mention_type="FROM_CHUNK")
 
@@ -172,7 +177,7 @@ class Ontology:
         taken = set(layout.labels) & {label for kind in self._kinds for label in self.labels_of(kind)}
         if taken:
             raise ConfigurationError(
-                "layout-collision",
+                ErrorCode.LAYOUT_COLLISION,
                 f"the ontology would store things under the layout's labels {sorted(taken)}; "
                 "rename the class or use ontology.with_label_prefix('Rag')",
             )

@@ -19,6 +19,8 @@ from typing import Any
 from neomodel import ArrayProperty, AsyncStructuredNode, AsyncStructuredRel, FloatProperty
 from neomodel.properties import Property
 
+__all__ = ["EdgeWrites", "NodeWrites"]
+
 
 def _stored_properties(cls: type[Any]) -> dict[str, tuple[str, Property[Any]]]:
     return {

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import neo4j
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import DatabaseUnavailable
 from graphrag_orm.localdb import LOCAL_PASSWORD
 from graphrag_orm.store.store import Store
@@ -48,7 +49,7 @@ class ConnectionSettings:
 
 def _unavailable(settings: ConnectionSettings, reason: str) -> DatabaseUnavailable:
     return DatabaseUnavailable(
-        "database-unavailable",
+        ErrorCode.DATABASE_UNAVAILABLE,
         f"Neo4j is not reachable at {settings.uri} ({reason}). Start the local server with "
         "`graphrag-orm neo4j start`, or set NEO4J_URI (and NEO4J_USER, NEO4J_PASSWORD) to your own.",
     )

@@ -35,6 +35,7 @@ from typing import Any, Protocol, TypeVar
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError, TransientError
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import StoreNotConnected
 
 __all__ = [
@@ -220,7 +221,7 @@ class Store:
     @property
     def driver(self) -> neo4j.AsyncDriver:
         if self._driver is None:
-            raise StoreNotConnected("not-connected", "the store has no driver yet; call connect() first")
+            raise StoreNotConnected(ErrorCode.NOT_CONNECTED, "the store has no driver yet; call connect() first")
         return self._driver
 
     def bind(self, driver: neo4j.AsyncDriver, database: str | None = None) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -26,7 +27,8 @@ def use(rag: GraphRag) -> None:
 
 
 def test_mypy_reveals_an_answer_through_the_sync_facade_as_answer(tmp_path: Path) -> None:
-    script = tmp_path / "reveal_sync.py"
+    # A module name of its own each run: mypy's cache would otherwise replay notes naming an earlier path.
+    script = tmp_path / f"reveal_sync_{uuid.uuid4().hex}.py"
     script.write_text(REVEAL, encoding="utf-8")
     # MYPYPATH: the editable install is an import hook mypy cannot follow.
     result = subprocess.run(
