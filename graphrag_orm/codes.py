@@ -30,6 +30,7 @@ class DocumentErrorCode(StrEnum):
     EXTRACTION_FAILED = "extraction-failed"
     WRITE_FAILED = "write-failed"
     POSITION_NOT_RECOVERED = "position-not-recovered"
+    PDF_TIMEOUT = "pdf-timeout"
 
 
 class RefusalReason(StrEnum):
@@ -54,6 +55,7 @@ class HealthFinding(StrEnum):
     STALE_FACTS = "stale-facts"
     READBACK_MISMATCH = "readback-mismatch"
     EXPIRED_LEASES = "expired-leases"
+    STALE_RUNS = "stale-runs"
 
 
 class LimitName(StrEnum):
@@ -76,6 +78,9 @@ class LimitName(StrEnum):
     SCOPE_ROWS = "ScopeRows"
     EXPANSION_LIST_ITEMS = "ExpansionListItems"
     EXPANSION_TEXT = "ExpansionText"
+    SCOPE_RANGES = "ScopeRanges"
+    MAX_CHUNKS_PER_DOCUMENT = "MaxChunksPerDocument"
+    STALE_RUNS = "StaleRuns"
 
 
 class ErrorCode(StrEnum):
@@ -110,9 +115,11 @@ class ErrorCode(StrEnum):
     INDEX_NOT_ONLINE = "index-not-online"
     INVALID_REVISION = "invalid-revision"
     REVISION_EXISTS = "revision-exists"
+    MIGRATION_IN_PROGRESS = "migration-in-progress"
     # retrieval and answers
     EMPTY_QUESTION = "empty-question"
     QUESTION_TOO_LONG = "question-too-long"
+    INVALID_QUESTION = "invalid-question"
     HISTORY_NOT_SUPPORTED = "history-not-supported"
     ROUTE_NOT_AVAILABLE = "route-not-available"
     INVALID_SCOPE = "invalid-scope"
@@ -138,3 +145,12 @@ class ErrorCode(StrEnum):
     START_FAILED = "start-failed"
     START_TIMEOUT = "start-timeout"
     STOP_TIMEOUT = "stop-timeout"
+    PORT_IN_USE = "port-in-use"
+    RUNNING_ON_ANOTHER_PORT = "running-on-another-port"
+    # maintenance, racing a concurrent writer
+    CONCURRENT_WRITE = "concurrent-write"
+    # Cypher a caller or a model supplies (the sandbox's refusals)
+    NOT_ALLOWED = "not-allowed"
+    INVALID_QUERY = "invalid-query"
+    NOT_READ_ONLY = "not-read-only"
+    QUERY_FAILED = "query-failed"

@@ -10,19 +10,22 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
     ├── DatabaseUnavailable                    database-unavailable
     ├── StoreNotConnected                      not-connected
     ├── SchemaMismatch                         schema-missing, schema-mismatch, embedding-dimensions
-    ├── MigrationError                         unreviewed-edit, checksum-mismatch, broken-chain, ...
-    ├── LocalDbError                           localdb-not-found, maven-not-found, start-timeout, ...
+    ├── MigrationError                         unreviewed-edit, checksum-mismatch, migration-in-progress, ...
+    ├── LocalDbError                           localdb-not-found, port-in-use, start-timeout, ...
     ├── LoadError                              a DocumentErrorCode (invalid-utf8, pdf-no-text, ...)
     ├── DocumentFailure                        a DocumentErrorCode (internal to ingestion)
     ├── EmbeddingRejected                      embedding-count, embedding-dimensions, invalid-embedding
     ├── ModelCallFailed                        rate-limited, embedding-failed, extraction-failed, ...
     ├── Unreadable                        unreadable-reply (internal to extraction)
-    ├── QuestionRefused                        empty-question, question-too-long, route-not-available
-    ├── RetrievalFailed                        retrieval-failed
-    ├── ScopeError                             invalid-scope
+    ├── QuestionRefused                        empty-question, question-too-long, invalid-question,
+    │                                          route-not-available
+    ├── RetrievalFailed                        retrieval-failed; a Cypher expansion: the sandbox's codes
+    ├── ScopeError                             invalid-scope; a Cypher scope: the sandbox's codes
+    ├── QueryRefused                           not-allowed, invalid-query, not-read-only, query-failed
     ├── ExportError                            invalid-export
     ├── GraphRefused                           foreign-graph
     ├── FactUpdatesExceeded                    fact-updates-exceeded (internal to removal)
+    ├── RemovalConflict                        concurrent-write
     ├── ScriptMissing                          no-scripted-reply
     ├── StandInUnsupported                     stand-in-unsupported
     ├── EvidenceBlockError                     no-evidence-block, no-question-block
@@ -51,9 +54,11 @@ __all__ = [
     "LocalDbError",
     "MigrationError",
     "ModelCallFailed",
+    "QueryRefused",
     "QuestionRefused",
     "RecordingMissing",
     "RecordingRefused",
+    "RemovalConflict",
     "RetrievalFailed",
     "SchemaMismatch",
     "ScopeError",
@@ -146,15 +151,37 @@ class Unreadable(GraphRagError):
 
 
 class QuestionRefused(GraphRagError):
-    """The question cannot be retrieved: ``empty-question``, ``question-too-long``, ``route-not-available``."""
+    """The question cannot be retrieved: ``empty-question``, ``question-too-long``,
+    ``invalid-question`` (not valid Unicode text), ``route-not-available``."""
 
 
 class RetrievalFailed(GraphRagError):
-    """A route or a context query failed (``retrieval-failed``); no partial evidence is returned."""
+    """A route or a context query failed (``retrieval-failed``); no partial evidence is returned.
+
+    A Cypher expansion the sandbox refused carries the sandbox's code instead
+    (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``), with the
+    :class:`QueryRefused` as ``__cause__``.
+    """
 
 
 class ScopeError(GraphRagError):
-    """A scope query failed or returned something that is not a scope (``invalid-scope``)."""
+    """A scope that is not one (``invalid-scope``: a Cypher scope without a ``documentId`` column).
+
+    A Cypher scope's query the sandbox refused carries the sandbox's code instead
+    (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``), with the
+    :class:`QueryRefused` as ``__cause__``.
+    """
+
+
+class QueryRefused(GraphRagError):
+    """Cypher a caller or a model supplied was refused by the sandbox (:mod:`graphrag_orm.store.sandbox`).
+
+    ``not-allowed`` (the text gate, or a plan with a procedure call, LOAD CSV or a
+    transaction operator), ``invalid-query`` (the server cannot plan it),
+    ``not-read-only`` (its plan may write) and ``query-failed`` (the server failed it
+    while it ran: a timeout, a lost connection). The message names the rule or the
+    server's status code, never the query's values.
+    """
 
 
 class ExportError(GraphRagError):
@@ -172,6 +199,11 @@ class FactUpdatesExceeded(GraphRagError):
         super().__init__(ErrorCode.FACT_UPDATES_EXCEEDED, f"{count} fact updates, over {limit}")
         self.count = count
         self.limit = limit
+
+
+class RemovalConflict(GraphRagError):
+    """A removal batch kept meeting a concurrent writer (an ingest of new versions of its
+    documents) and was rolled back each time (``concurrent-write``); nothing of it was removed."""
 
 
 class ScriptMissing(GraphRagError):

@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, field_validator, model_serializer
 from pydantic.alias_generators import to_camel
 
+from graphrag_orm.sources import clean_title
 from graphrag_orm.values import Limit, Value
 
 __all__ = [
@@ -85,7 +86,9 @@ class EvidenceItem(Value):
 
     ``pages`` lists the pages the item touches, each with the document offset where
     the page starts (the first may start before the item); ``None`` for documents
-    without pages.
+    without pages. ``title`` is the document's, cleaned and bounded to 500 characters
+    (:func:`~graphrag_orm.sources.clean_title`) even when it was stored before the bound;
+    the evidence budget counts its bytes in every item.
     """
 
     chunk_id: str
@@ -100,6 +103,11 @@ class EvidenceItem(Value):
     pages: tuple[PageStart, ...] | None = None
     grounding: Grounding = Grounding.SOURCE
     text_origin: str | None = None
+
+    @field_validator("title")
+    @classmethod
+    def _clean_title(cls, title: str | None) -> str | None:
+        return clean_title(title)
 
     @model_serializer(mode="wrap")
     def _json_leaves_out_unset(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:

@@ -3,7 +3,10 @@
 A layout is a frozen dataclass: change names with ``dataclasses.replace`` or
 :meth:`Layout.replace`. Every name is validated once, at construction, as a plain
 Cypher identifier, so names can be placed in query text without quoting tricks;
-labels must be distinct, and so must relationship types and chunk properties.
+labels must be distinct, and so must relationship types, chunk properties and the two
+index names. A configurable chunk property may not take the name of one the chunk
+always stores (:data:`FIXED_CHUNK_PROPERTIES`); every refusal is
+``ConfigurationError("invalid-layout")``.
 """
 
 from __future__ import annotations
@@ -16,17 +19,36 @@ from typing import Any, ClassVar
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 
-__all__ = ["Layout", "validate_identifier"]
+__all__ = ["FIXED_CHUNK_PROPERTIES", "Layout", "validate_identifier"]
+
+FIXED_CHUNK_PROPERTIES = ("documentId", "startByte", "endByte", "tokenCount", "embeddingSetId", "runId")
+"""The chunk's stored names a layout cannot change (``models.ChunkNode`` declares them and checks this list)."""
+_CHUNK_PROPERTY_FIELDS = (
+    "chunk_id_property",
+    "chunk_order_property",
+    "chunk_text_property",
+    "chunk_embedding_property",
+)
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+# neo4j-graphrag's labels (__Entity__) start with underscores; Cypher takes them unquoted.
+_UNDERSCORED = re.compile(r"_*[A-Za-z][A-Za-z0-9_]{0,63}")
 
 
-def validate_identifier(name: str, what: str) -> str:
-    """Return ``name`` if it is a plain Cypher identifier (letters, digits, ``_``; 1..64)."""
-    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+def validate_identifier(name: str, what: str, *, leading_underscores: bool = False) -> str:
+    """Return ``name`` if it is a plain Cypher identifier (ASCII letters, digits, ``_``; 1..64).
+
+    It starts with a letter, or, with ``leading_underscores``, with underscores and then a
+    letter. Anything else (a space, a backtick, a quote, a colon, a non-ASCII letter) is
+    refused with ``ConfigurationError("invalid-layout")``, so a valid name can be placed in
+    query text as it is.
+    """
+    pattern = _UNDERSCORED if leading_underscores else _IDENTIFIER
+    if not isinstance(name, str) or len(name) > 64 or not pattern.fullmatch(name):
+        start = "a letter (after any '_')" if leading_underscores else "a letter"
         raise ConfigurationError(
             ErrorCode.INVALID_LAYOUT,
-            f"{what} {name!r} is not a plain Cypher identifier (a letter, then letters, digits or '_', at most 64)",
+            f"{what} {name!r} is not a plain Cypher identifier ({start}, then letters, digits or '_', at most 64)",
         )
     return name
 
@@ -71,15 +93,21 @@ class Layout:
             validate_identifier(value, item.name)
         _require_distinct("labels", self.labels)
         _require_distinct("relationship types", self.relationship_types)
-        _require_distinct(
-            "chunk properties",
-            (
-                self.chunk_id_property,
-                self.chunk_order_property,
-                self.chunk_text_property,
-                self.chunk_embedding_property,
-            ),
-        )
+        _require_distinct("chunk properties", tuple(getattr(self, name) for name in _CHUNK_PROPERTY_FIELDS))
+        # A chunk row is a map keyed by stored name: a configurable name equal to a fixed one
+        # would silently overwrite it (the chunk's documentId holding its text).
+        for name in _CHUNK_PROPERTY_FIELDS:
+            value = getattr(self, name)
+            if value in FIXED_CHUNK_PROPERTIES:
+                raise ConfigurationError(
+                    ErrorCode.INVALID_LAYOUT,
+                    f"{name} {value!r} collides with the chunk's fixed property {value!r}; choose another name",
+                )
+        if self.vector_index is not None and self.vector_index == self.fulltext_index:
+            raise ConfigurationError(
+                ErrorCode.INVALID_LAYOUT,
+                f"vector_index and fulltext_index must be distinct; {self.vector_index!r} is repeated",
+            )
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -7,7 +7,11 @@ point, run in Java's source-file mode on a JDK 21 or later. The server's home
 between starts.
 
 What this module never does: kill a process by name, or signal a PID whose command
-line is not this launcher for this home (a stale PID file is removed instead).
+line is not this launcher for this home (a stale PID file is removed instead); or
+report "started" for a server it did not start. ``start`` refuses a port that anything
+already holds (``port-in-use``, naming the holder when the system can tell), records
+the port in the home (``run/port``, which ``status`` reads), and before it reports
+success checks that what answers on the port is its own process for this home.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from graphrag_orm.codes import ErrorCode
@@ -38,8 +43,11 @@ __all__ = [
     "find_tools_dir",
     "jar_download_bytes",
     "java_major_version",
+    "listener_pids",
     "log_tail",
     "main",
+    "port_holder",
+    "recorded_port",
     "resolve_jars",
     "start",
     "status",
@@ -64,7 +72,8 @@ class LocalDbSettings:
     tools_dir: Path
     home: Path
     port: int = DEFAULT_PORT
-    password: str = LOCAL_PASSWORD
+    # Never in repr: settings end up in logs, tracebacks and test reports.
+    password: str = field(default=LOCAL_PASSWORD, repr=False)
     heap: str = "1g"
     page_cache: str = "256m"
     start_timeout_seconds: float = 180.0
@@ -74,6 +83,11 @@ class LocalDbSettings:
     @property
     def pid_file(self) -> Path:
         return self.home / "run" / "neo4j.pid"
+
+    @property
+    def port_file(self) -> Path:
+        """The Bolt port the running server was started with (``status`` reads it)."""
+        return self.home / "run" / "port"
 
     @property
     def console_log(self) -> Path:
@@ -235,7 +249,7 @@ def jar_download_bytes(settings: LocalDbSettings) -> int:
 
 def _write_config(settings: LocalDbSettings) -> Path:
     conf_dir = settings.home / "conf"
-    for folder in ("conf", "data", "logs", "plugins", "run"):
+    for folder in ("conf", "data", "logs", "plugins", "run", "import"):
         (settings.home / folder).mkdir(parents=True, exist_ok=True)
     lines = [
         f"server.bolt.listen_address=127.0.0.1:{settings.port}",
@@ -247,11 +261,20 @@ def _write_config(settings: LocalDbSettings) -> Path:
         # New databases (and the default one created at first start) speak Cypher 25.
         "db.query.default_language=CYPHER_25",
         f"server.memory.pagecache.size={settings.page_cache}",
+        # One document's write transaction is bounded (max_chunks_per_document), and so is
+        # its memory: a transaction over it fails with a transient MemoryPoolOutOfMemoryError
+        # instead of taking the 1 GiB heap down (docs/ingest.md, "How large a document can be").
+        "db.memory.transaction.max=450m",
+        "dbms.memory.transaction.total.max=640m",
         "dbms.usage_report.enabled=false",
         f"server.directories.data={settings.home / 'data'}",
         f"server.directories.logs={settings.home / 'logs'}",
         f"server.directories.plugins={settings.home / 'plugins'}",
         f"server.directories.run={settings.home / 'run'}",
+        # Defence in depth behind the sandbox: LOAD CSV never reads the server's files,
+        # and file URLs resolve inside an empty folder of the home (docs/security.md).
+        "dbms.security.allow_csv_import_from_file_urls=false",
+        f"server.directories.import={settings.home / 'import'}",
         "dbms.security.procedures.unrestricted=apoc.*",
         "db.transaction.timeout=0",
         *(f"{key}={value}" for key, value in settings.extra_config),
@@ -304,12 +327,132 @@ def _is_our_process(pid: int, settings: LocalDbSettings) -> bool:
         return False
     cmdline = Path(f"/proc/{pid}/cmdline")
     if cmdline.is_file():
-        args = cmdline.read_bytes().split(b"\0")
-        text = b" ".join(args).decode(errors="replace")
-        return "Launcher.java" in text and f"--home-dir={settings.home}" in text
-    # Without /proc (macOS), ask ps for this one PID's command line.
-    result = subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, check=False)
-    return "Launcher.java" in result.stdout and f"--home-dir={settings.home}" in result.stdout
+        try:
+            args = [arg.decode(errors="replace") for arg in cmdline.read_bytes().split(b"\0")]
+        except OSError:  # it exited between the signal check and the read
+            return False
+    else:
+        # Without /proc (macOS), ask ps for this one PID's command line.
+        result = subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, check=False)
+        args = result.stdout.split()
+    # The whole argument, so home "home-test" is not taken for "home-test-7704".
+    return any(arg.endswith("Launcher.java") for arg in args) and f"--home-dir={settings.home}" in args
+
+
+def recorded_port(settings: LocalDbSettings) -> int | None:
+    """The port this home's server was started with (``run/port``), or None when none is recorded."""
+    try:
+        port = int(settings.port_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    return port if 0 < port < 65536 else None
+
+
+def _forget(settings: LocalDbSettings) -> None:
+    settings.pid_file.unlink(missing_ok=True)
+    settings.port_file.unlink(missing_ok=True)
+
+
+def _port_busy(port: int) -> bool:
+    """True when something accepts connections on 127.0.0.1:``port`` or holds its address."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            return True
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as candidate:
+        # As the server binds (SO_REUSEADDR), so a port in TIME_WAIT after a stop is free.
+        candidate.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            candidate.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def _listening_inodes(port: int) -> set[str] | None:
+    """Socket inodes listening on TCP ``port`` (from /proc/net), or None without /proc."""
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+    if not tables[0].is_file():
+        return None
+    inodes: set[str] = set()
+    for table in tables:
+        try:
+            lines = table.read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            # local_address is HEXIP:HEXPORT; state 0A is LISTEN; field 9 is the inode.
+            if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(fields[9])
+    return inodes
+
+
+def _holds_socket(pid: int, sockets: set[str]) -> bool:
+    try:
+        return any(os.readlink(fd) in sockets for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+
+
+def listener_pids(port: int, *, among: Collection[int] | None = None) -> set[int] | None:
+    """The PIDs listening on TCP ``port`` (only those in ``among`` when given); None when this system cannot tell.
+
+    Linux: the LISTEN sockets of /proc/net/tcp{,6} matched to each process's open files.
+    Elsewhere: ``lsof``. A socket whose owner this user may not inspect leaves the answer
+    None, never a guess.
+    """
+    inodes = _listening_inodes(port)
+    if inodes is None:
+        lsof = shutil.which("lsof")
+        if lsof is None:
+            return None
+        result = subprocess.run(
+            [lsof, "-nP", f"-iTCP:{port}", "-sTCP:LISTEN", "-t"], capture_output=True, text=True, check=False
+        )
+        found = {int(line) for line in result.stdout.split() if line.isdigit()}
+        return found & set(among) if among is not None else found
+    if not inodes:
+        return set()
+    sockets = {f"socket:[{inode}]" for inode in inodes}
+    candidates = (
+        list(among) if among is not None else [int(d.name) for d in Path("/proc").iterdir() if d.name.isdigit()]
+    )
+    found = {pid for pid in candidates if _holds_socket(pid, sockets)}
+    return found if found or among is not None else None
+
+
+def _describe_process(pid: int, settings: LocalDbSettings) -> str:
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        command = [arg.decode(errors="replace") for arg in args if arg]
+    except OSError:
+        result = subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, check=False)
+        command = result.stdout.split()
+    homes = [arg.removeprefix("--home-dir=") for arg in command if arg.startswith("--home-dir=")]
+    if homes and any(arg.endswith("Launcher.java") for arg in command):
+        home = Path(homes[0])
+        name = home.name if home.parent == settings.tools_dir else str(home)
+        return f"the local Neo4j of home {name} (pid {pid}; stop it with `graphrag-orm neo4j stop --home {name}`)"
+    program = Path(command[0]).name if command else "unknown"
+    return f"another program (pid {pid}, {program})"
+
+
+def port_holder(settings: LocalDbSettings, port: int | None = None) -> str | None:
+    """What holds ``port`` (default: the settings' port) in words, or None when it is free."""
+    chosen = settings.port if port is None else port
+    if not _port_busy(chosen):
+        return None
+    pids = listener_pids(chosen)
+    if not pids:
+        return "another program"
+    return ", ".join(_describe_process(pid, settings) for pid in sorted(pids))
+
+
+def _answered_by_own(pid: int, port: int) -> bool | None:
+    """Whether ``pid`` is what listens on ``port``; None when this system cannot tell."""
+    found = listener_pids(port, among=(pid,))
+    return None if found is None else pid in found
 
 
 def bolt_answers(settings: LocalDbSettings, *, timeout: float = 5.0) -> bool:
@@ -331,26 +474,67 @@ def log_tail(settings: LocalDbSettings, lines: int = 40) -> str:
 
 
 def status(settings: LocalDbSettings) -> LocalDbStatus:
+    """Whether this home's server runs, on the port it was started with (``run/port``), not ``settings.port``."""
     pid = _read_pid(settings)
     if pid is not None and _is_our_process(pid, settings):
-        answering = bolt_answers(settings)
-        message = f"running (pid {pid}) on {settings.uri}" + ("" if answering else ", not answering yet")
-        return LocalDbStatus(True, pid, settings.uri, settings.home, message)
+        actual = replace(settings, port=recorded_port(settings) or settings.port)
+        answering = bolt_answers(actual)
+        message = f"running (pid {pid}) on {actual.uri}" + ("" if answering else ", not answering yet")
+        return LocalDbStatus(True, pid, actual.uri, settings.home, message)
     return LocalDbStatus(False, None, settings.uri, settings.home, "not running")
 
 
-def start(settings: LocalDbSettings, *, progress: Iterator[None] | None = None) -> LocalDbStatus:
-    """Start the server in the background and wait until Bolt answers ``RETURN 1``.
+def _reuse(settings: LocalDbSettings, pid: int) -> LocalDbStatus:
+    """A start of a home that already runs: only on the port it runs on, once that answers as its own."""
+    running_port = recorded_port(settings) or settings.port
+    if running_port != settings.port:
+        raise LocalDbError(
+            ErrorCode.RUNNING_ON_ANOTHER_PORT,
+            f"the local Neo4j of home {settings.home.name} already runs (pid {pid}) on port {running_port}, "
+            f"not {settings.port}: use NEO4J_URI=bolt://127.0.0.1:{running_port}, or stop it first",
+        )
+    deadline = time.monotonic() + settings.start_timeout_seconds
+    while time.monotonic() < deadline and _is_our_process(pid, settings):
+        if _answered_by_own(pid, settings.port) is not False and bolt_answers(settings, timeout=2.0):
+            return LocalDbStatus(True, pid, settings.uri, settings.home, f"already running (pid {pid})")
+        time.sleep(0.5)
+    if not _is_our_process(pid, settings):
+        _forget(settings)
+        raise LocalDbError(
+            ErrorCode.START_FAILED, f"the local Neo4j of home {settings.home.name} (pid {pid}) exited while starting"
+        )
+    raise LocalDbError(
+        ErrorCode.START_TIMEOUT,
+        f"the local Neo4j of home {settings.home.name} runs (pid {pid}) but does not answer on {settings.uri} "
+        f"as its own process:\n{log_tail(settings)}",
+    )
 
-    A second start while it runs says so and reuses it. A stale PID file (the process
-    is gone, or the PID now belongs to another program) is removed, never signalled.
-    Raises ``LocalDbError("start-timeout")`` with the log tail when the server does not
-    answer within ``settings.start_timeout_seconds``, after stopping what it started.
+
+def start(settings: LocalDbSettings, *, progress: Iterator[None] | None = None) -> LocalDbStatus:
+    """Start the server in the background and wait until Bolt answers ``RETURN 1`` from it.
+
+    A second start while it runs says so and reuses it (``running-on-another-port`` when
+    it runs on another port than ``settings.port``). A stale PID file (the process is
+    gone, or the PID now belongs to another program) is removed, never signalled. A
+    port that anything else holds is refused with ``port-in-use`` before anything is
+    launched, and again if another process answers on it while this one starts (the
+    one started is then stopped): "started" is reported only when the process answering
+    on the port is the one this call started for this home. Raises
+    ``LocalDbError("start-timeout")`` with the log tail when the server does not answer
+    within ``settings.start_timeout_seconds``, after stopping what it started.
     """
+    if not 0 < settings.port < 65536:
+        raise LocalDbError(ErrorCode.INVALID_OPTION, f"port {settings.port} is not a TCP port (1..65535)")
     current = status(settings)
-    if current.running:
-        return LocalDbStatus(True, current.pid, settings.uri, settings.home, f"already {current.message}")
-    settings.pid_file.unlink(missing_ok=True)
+    if current.running and current.pid is not None:
+        return _reuse(settings, current.pid)
+    _forget(settings)
+    holder = port_holder(settings)
+    if holder is not None:
+        raise LocalDbError(
+            ErrorCode.PORT_IN_USE,
+            f"port {settings.port} is already in use by {holder}; nothing was started: choose another --port",
+        )
     java_home = find_java_home()
     java = java_home / "bin" / "java"
     resolve_jars(settings, java_home=java_home)
@@ -379,15 +563,23 @@ def start(settings: LocalDbSettings, *, progress: Iterator[None] | None = None) 
             start_new_session=True,
         )
     settings.pid_file.write_text(f"{process.pid}\n")
+    settings.port_file.write_text(f"{settings.port}\n")
     deadline = time.monotonic() + settings.start_timeout_seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            settings.pid_file.unlink(missing_ok=True)
-            raise LocalDbError(
-                ErrorCode.START_FAILED,
-                f"Neo4j exited with code {process.returncode} while starting:\n{log_tail(settings)}",
-            )
+            _forget(settings)
+            tail = log_tail(settings)
+            code = ErrorCode.PORT_IN_USE if "Address already in use" in tail else ErrorCode.START_FAILED
+            raise LocalDbError(code, f"Neo4j exited with code {process.returncode} while starting:\n{tail}")
         if bolt_answers(settings, timeout=2.0):
+            if _answered_by_own(process.pid, settings.port) is False:
+                holder = port_holder(settings) or "another process"
+                stop(settings)
+                raise LocalDbError(
+                    ErrorCode.PORT_IN_USE,
+                    f"{holder} answered on {settings.uri} while this server was starting; the one started "
+                    f"(pid {process.pid}) was stopped: choose another --port",
+                )
             return LocalDbStatus(True, process.pid, settings.uri, settings.home, f"started (pid {process.pid})")
         time.sleep(0.5)
     stop(settings)
@@ -403,13 +595,13 @@ def stop(settings: LocalDbSettings) -> LocalDbStatus:
     if pid is None:
         return LocalDbStatus(False, None, settings.uri, settings.home, "not running (no PID file)")
     if not _is_our_process(pid, settings):
-        settings.pid_file.unlink(missing_ok=True)
+        _forget(settings)
         return LocalDbStatus(False, None, settings.uri, settings.home, f"not running (stale PID file {pid} removed)")
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + settings.stop_timeout_seconds
     while time.monotonic() < deadline:
         if not _is_our_process(pid, settings):
-            settings.pid_file.unlink(missing_ok=True)
+            _forget(settings)
             return LocalDbStatus(False, None, settings.uri, settings.home, f"stopped (pid {pid})")
         time.sleep(0.25)
     raise LocalDbError(
@@ -436,9 +628,11 @@ def main(argv: list[str] | None = None) -> int:
         result = {"start": start, "stop": stop, "status": status}[args.command](settings)
         took = f" in {time.monotonic() - began:.1f} s" if args.command == "start" else ""
         print(f"neo4j: {result.message}{took}")
+        if result.running:
+            print(f"NEO4J_URI={result.uri}")
         return 0 if (result.running or args.command != "status") else 3
     except LocalDbError as error:
-        print(f"neo4j: {error.message}", file=sys.stderr)
+        print(f"neo4j: {error.message} ({error.code})", file=sys.stderr)
         return 1
 
 

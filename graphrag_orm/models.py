@@ -35,7 +35,7 @@ from neomodel.properties import Property
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
-from graphrag_orm.layout import Layout
+from graphrag_orm.layout import FIXED_CHUNK_PROPERTIES, Layout
 
 if TYPE_CHECKING:
     from graphrag_orm.store.names import StoredNames
@@ -193,6 +193,11 @@ class IngestionRunNode(AsyncStructuredNode):
     documents_unchanged = IntegerProperty(default=0, db_property="documentsUnchanged")
     documents_failed = IntegerProperty(default=0, db_property="documentsFailed")
     chunks_written = IntegerProperty(default=0, db_property="chunksWritten")
+    #: Renewed while the run works (the ingestion's heartbeat); a Running run whose
+    #: progress stopped longer than a lease ago is stale (``maintenance.fail_stale_runs``).
+    progress_at = DateTimeNeo4jFormatProperty(db_property="progressAt")
+    #: Why a run was marked Failed by maintenance (a stale run), else None.
+    failure_reason = StringProperty(db_property="failureReason")
 
 
 class LeaseNode(AsyncStructuredNode):
@@ -253,6 +258,16 @@ class LexicalModel:
             EdgeDefinition("next-chunk", layout.next_chunk_type, layout.chunk_label, layout.chunk_label),
             EdgeDefinition("subsection", layout.subsection_type, layout.section_label, layout.section_label),
         )
+
+
+_LAYOUT_NAMED = ("uid", "order", "text", "embedding")
+# The layout refuses its chunk names that equal these; keep its list what the class declares.
+if {
+    prop.get_db_property_name(attribute)
+    for attribute, prop in ChunkNode.defined_properties(aliases=False, rels=False).items()
+    if attribute not in _LAYOUT_NAMED
+} != set(FIXED_CHUNK_PROPERTIES):
+    raise TypeError("layout.FIXED_CHUNK_PROPERTIES must list the chunk's stored names the layout cannot change")
 
 
 def _renamed(prop: Property[Any], db_name: str) -> Property[Any]:

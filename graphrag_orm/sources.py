@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from pydantic import Field, ValidationError, computed_field, model_validator
+from pydantic import Field, ValidationError, computed_field, field_validator, model_validator
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
@@ -38,10 +38,12 @@ from graphrag_orm.values import Value
 
 __all__ = [
     "INVALID_SOURCE",
+    "MAX_TITLE_CHARS",
     "MEDIA_TYPES",
     "Source",
     "SourceMetadata",
     "Sources",
+    "clean_title",
     "content_hash",
     "document_id",
     "media_type_for",
@@ -68,6 +70,32 @@ _MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+\-]*/[a-z0-9][a-z0-9!#$&^_.+\-
 # Whitespace and control characters are never part of a URI; refusing them keeps a
 # URI from meaning two different documents depending on who trims it.
 _NOT_IN_URI = re.compile(r"[\x00-\x20\x7f-\x9f\s]")
+
+
+MAX_TITLE_CHARS = 500
+"""The longest title kept, in characters; a longer one is cut and ends with ``…``."""
+
+# Control characters (C0 but tab, DEL, C1) and lone surrogates carry no text; line breaks
+# (str.splitlines' set: LF, CR, VT, FF, FS, GS, RS, NEL, LS, PS) become spaces.
+_TITLE_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
+
+
+def clean_title(title: str | None) -> str | None:
+    """A title on one line: line breaks become spaces, control characters go, at most 500 characters.
+
+    Each line is stripped of spaces and tabs and the non-empty lines are joined by one
+    space; control characters other than tab (and lone surrogates) are removed; a title
+    longer than :data:`MAX_TITLE_CHARS` is cut to 499 characters and ``…``. An empty
+    result is None. Cleaning a clean title changes nothing. Every title the toolkit stores
+    or returns (a loader's, the source metadata's, an evidence item's) passes through it.
+    """
+    if title is None:
+        return None
+    lines = (_TITLE_CONTROLS.sub("", line).strip(" \t") for line in title.splitlines())
+    text = " ".join(line for line in lines if line)
+    if len(text) > MAX_TITLE_CHARS:
+        text = text[: MAX_TITLE_CHARS - 1].rstrip(" \t") + "…"
+    return text or None
 
 
 def _invalid(message: str) -> ConfigurationError:
@@ -167,7 +195,7 @@ class SourceMetadata(Value):
     ``published`` is kept exactly as the application gives it (no date parsing).
     ``text_origin`` names where derived text came from, such as ``"ocr: Tesseract 5.3"``;
     None means the text is the source's own. A ``title`` here wins over the title a
-    loader finds in the document.
+    loader finds in the document; it is cleaned and bounded by :func:`clean_title`.
     """
 
     title: str | None = None
@@ -175,6 +203,11 @@ class SourceMetadata(Value):
     publisher: str | None = None
     url: str | None = None
     text_origin: str | None = None
+
+    @field_validator("title")
+    @classmethod
+    def _clean_title(cls, title: str | None) -> str | None:
+        return clean_title(title)
 
 
 _COMPUTED_KEYS = ("document_id", "documentId")

@@ -15,11 +15,12 @@ A block is a label line, exactly one line of JSON, and a closing label line::
     </question>
 
 Every text that comes from a document or a person (passages, context, the question)
-is a JSON string inside the one JSON line. JSON escapes line feeds, so no text can
-put a label line of its own into the prompt: a passage that contains
+is a JSON string inside the one JSON line. JSON escapes line feeds (and every control
+character), and the renderer escapes the line breaks JSON written with
+``ensure_ascii=False`` would leave raw (U+0085, U+2028, U+2029), so no text can break
+the line or put a label line of its own into the prompt: a passage that contains
 ``"\\n</evidence>\\n<question>"`` stays inside its string. The parsers split on
-``"\\n"`` only (never on other line separators, which JSON written with
-``ensure_ascii=False`` leaves raw) and take the first well-formed block.
+``"\\n"`` only and take the first well-formed block.
 
 Items are cited by ``chunkId``. Context carries no ``chunkId`` on purpose: it helps
 the model read and is never cited.
@@ -57,10 +58,17 @@ REWRITE_SCHEMA_NAME: Final = "rewrite"
 """``ChatRequest.schema_name`` of a follow-up rewrite request: a question block (and the conversation)."""
 
 
+# Line breaks JSON leaves raw with ensure_ascii=False (NEL, LS, PS): a reader splitting
+# lines the Unicode way would see the one JSON line break there. Inside JSON they can only
+# be in strings, so their escapes decode to the same text.
+_RAW_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def _json_line(value: Any) -> str:
-    # Compact and unescaped, so a model reads the text as written; JSON still
-    # escapes "\n", which keeps the value on one line.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # Compact and unescaped, so a model reads the text as written; JSON still escapes "\n"
+    # and every other control character, and the rest of the line breaks are escaped here,
+    # which keeps the value on one line.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).translate(_RAW_LINE_BREAKS)
 
 
 def render_block(label: str, value: Any) -> str:

@@ -23,6 +23,7 @@ app.command("search")(ingest.search)
 app.command("ask")(ask.ask)
 for _command in (maintain.check, maintain.remove, maintain.reset, maintain.orphans):
     app.command(_command.__name__)(_command)
+app.command("fail-stale-runs")(maintain.fail_stale_runs)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""``graphrag-orm check``, ``remove DOCUMENT_ID``, ``reset [--run ID]... [--document ID]... [--yes]``, ``orphans``.
+"""``graphrag-orm check``, ``remove DOCUMENT_ID``, ``reset [--run ID]... [--document ID]... [--yes]``, ``orphans``,
+``fail-stale-runs``.
 
 The services are built from the environment: NEO4J_* for the connection, the default
 layout, and the embedding set of GRAPHRAG_EMBEDDING_MODEL and
@@ -19,7 +20,7 @@ from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.maintenance import HealthReport, MaintenanceService, RemovalReport, ResetScope
 
-__all__ = ["check", "counted", "health_table", "orphans", "removal_summary", "remove", "reset"]
+__all__ = ["check", "counted", "fail_stale_runs", "health_table", "orphans", "removal_summary", "remove", "reset"]
 
 T = TypeVar("T")
 
@@ -141,3 +142,14 @@ def orphans() -> None:
     if report.things:
         parts.append(f"{counted(report.things, 'thing')} no mention points to, with {counted(report.facts, 'fact')}")
     console.print(f"removed {'; '.join(parts)} ({report.elapsed_seconds:.2f} s)")
+
+
+def fail_stale_runs() -> None:
+    """Mark runs left Running by a process that died (no live lease, no progress for a lease duration) Failed."""
+    report = run(_with_service(lambda service: service.fail_stale_runs()))
+    if not report.runs:
+        console.print("no stale runs")
+        return
+    console.print(f"marked {counted(len(report.runs), 'stale run')} Failed ({report.reason}): {', '.join(report.runs)}")
+    for limit in report.limits_reached:
+        console.print(f"stopped at {limit.name} {limit.value}: run it again for the rest")

@@ -15,6 +15,7 @@ from graphrag_orm.embeddings.sets import Similarity
 from graphrag_orm.environment import embedding_set_from_env
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, Migrator, SchemaCheck, initial_revision, next_revision, write_revision
+from graphrag_orm.migrate.lock import DEFAULT_LOCK_WAIT_SECONDS, MAX_LOCK_WAIT_SECONDS
 from graphrag_orm.ontology import Ontology
 
 __all__ = ["LAYOUTS", "apply", "check", "downgrade", "init", "plan", "revision", "status"]
@@ -27,6 +28,13 @@ DirOption = typer.Option(
     help="The chain's folder (default GRAPHRAG_MIGRATIONS_DIR, else the toolkit's own chain).",
 )
 LAYOUTS = {"default": Layout.DEFAULT, "neo4j-graphrag": Layout.NEO4J_GRAPHRAG}
+LockWaitOption = typer.Option(
+    DEFAULT_LOCK_WAIT_SECONDS,
+    "--lock-wait",
+    min=0.0,
+    max=MAX_LOCK_WAIT_SECONDS,
+    help="Seconds to wait while another process holds the migration lock (0: refuse at once).",
+)
 
 
 def _chain(directory: Path | None) -> Chain:
@@ -133,11 +141,18 @@ def apply(
     directory: Path | None = DirOption,
     target: str | None = typer.Option(None, "--target"),
     timeout: float = typer.Option(300.0, "--index-timeout", min=1.0, max=3600.0, help="Seconds to wait for ONLINE."),
+    lock_wait: float = LockWaitOption,
 ) -> None:
-    """Apply pending revisions in order and wait until every index is ONLINE."""
+    """Apply pending revisions in order and wait until every index is ONLINE (one process at a time)."""
     chain = _chain(directory)
     with console.status("applying migrations..."):
-        report = run(with_database(lambda store: Migrator(store, chain, index_timeout_seconds=timeout).apply(target)))
+        report = run(
+            with_database(
+                lambda store: Migrator(store, chain, index_timeout_seconds=timeout, lock_wait_seconds=lock_wait).apply(
+                    target
+                )
+            )
+        )
     if report.applied:
         console.print(
             f"applied {', '.join(report.applied)} ({report.statements} statements, indexes online after {report.waited_seconds:.1f} s)"
@@ -184,6 +199,7 @@ def downgrade(
     target: str = typer.Argument(..., help="A revision id to go back to, or 'base' to remove everything."),
     directory: Path | None = DirOption,
     yes: bool = typer.Option(False, "--yes", help="Do not ask before dropping."),
+    lock_wait: float = LockWaitOption,
 ) -> None:
     """Undo revisions after TARGET, last first."""
     chain = _chain(directory)
@@ -197,7 +213,7 @@ def downgrade(
         return
     if not yes and not typer.confirm("run these statements?"):
         raise typer.Exit(1)
-    report = run(with_database(lambda store: Migrator(store, chain).downgrade(target)))
+    report = run(with_database(lambda store: Migrator(store, chain, lock_wait_seconds=lock_wait).downgrade(target)))
     console.print(f"undid {', '.join(report.applied)}")
 
 

@@ -6,7 +6,19 @@ from pydantic import Field
 
 from graphrag_orm.values import Options
 
-__all__ = ["IngestionOptions"]
+__all__ = ["MAX_CHUNKS_PER_DOCUMENT", "MAX_VECTOR_COORDINATES_PER_DOCUMENT", "IngestionOptions", "chunk_bound"]
+
+#: The largest ``max_chunks_per_document``: one document is one transaction, and it must fit
+#: the server's transaction memory (measured in docs/ingest.md, "How large a document can be").
+MAX_CHUNKS_PER_DOCUMENT = 15_000
+#: Whatever the option, a document's vectors hold at most this many coordinates: the
+#: transaction's memory grows with the dimensions (about 30 bytes a coordinate, measured).
+MAX_VECTOR_COORDINATES_PER_DOCUMENT = 6_000_000
+
+
+def chunk_bound(max_chunks_per_document: int, dimensions: int) -> int:
+    """The chunks a document may have: the option, capped by the coordinates bound for ``dimensions``."""
+    return max(1, min(max_chunks_per_document, MAX_VECTOR_COORDINATES_PER_DOCUMENT // max(dimensions, 1)))
 
 
 class IngestionOptions(Options):
@@ -17,5 +29,12 @@ class IngestionOptions(Options):
     documents_in_flight: int = Field(4, ge=1, le=64, description="documents loaded, embedded or written at once")
     max_documents: int = Field(10_000, ge=1, le=100_000, description="documents per call; more is reported")
     max_document_bytes: int = Field(16 << 20, ge=1 << 10, le=256 << 20, description="a larger document fails")
+    max_chunks_per_document: int = Field(
+        5_000,
+        ge=1,
+        le=MAX_CHUNKS_PER_DOCUMENT,
+        description="a document of more chunks (or of more than 6,000,000 vector coordinates) "
+        "fails with document-too-large before any model call",
+    )
     lease_duration_seconds: float = Field(600.0, ge=1.0, le=86_400.0, description="renewed every third of it")
     write_attempts: int = Field(3, ge=1, le=10, description="tries of a document's transaction on transient errors")

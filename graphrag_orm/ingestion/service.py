@@ -6,7 +6,15 @@ are worked on concurrently (``documents_in_flight``) while model calls share
 ``lanes``. A document whose content hash and settings fingerprint are already stored
 is ``Unchanged`` and not rewritten, so a resumed run skips what is done. Failures
 become per-document outcomes with stable codes; only cancellation ends the call
-with an exception.
+with an exception, and it leaves no lease behind (see
+:mod:`graphrag_orm.ingestion.leases`).
+
+A document is chunked before its lease is taken: one of more than
+``max_chunks_per_document`` chunks fails with ``document-too-large`` before any
+model call (and ``MaxChunksPerDocument`` is in the receipt's ``limits_reached``).
+While the run works, a heartbeat stamps its node's ``progressAt`` every third of the
+lease duration (at most every :data:`HEARTBEAT_MAX_SECONDS`); a run killed or cut
+off from the database stops stamping, which is how maintenance tells a stale run.
 """
 
 from __future__ import annotations
@@ -28,13 +36,14 @@ from neo4j.exceptions import DriverError, Neo4jError
 from graphrag_orm.chunking import Chunker, ChunkPlan, chunk_id
 from graphrag_orm.codes import DocumentErrorCode, LimitName
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
-from graphrag_orm.errors import GraphRagError
+from graphrag_orm.embeddings.validation import validate_usage
+from graphrag_orm.errors import DocumentFailure, GraphRagError
 from graphrag_orm.extraction.grounding import ChunkText, DocumentKnowledge
 from graphrag_orm.extraction.service import Extractor
 from graphrag_orm.extraction.summary import ExtractionSummary
 from graphrag_orm.extraction.writer import KnowledgeWriter
-from graphrag_orm.ingestion.leases import LeaseKeeper, Leases
-from graphrag_orm.ingestion.options import IngestionOptions
+from graphrag_orm.ingestion.leases import LeaseKeeper, Leases, settle
+from graphrag_orm.ingestion.options import MAX_VECTOR_COORDINATES_PER_DOCUMENT, IngestionOptions, chunk_bound
 from graphrag_orm.ingestion.receipts import (
     DocumentOutcome,
     DocumentPreview,
@@ -55,7 +64,10 @@ from graphrag_orm.tokens import ByteEstimateCounter, TokenCounter
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
 
-__all__ = ["IngestionService", "describe", "settings_fingerprint"]
+__all__ = ["HEARTBEAT_MAX_SECONDS", "IngestionService", "describe", "settings_fingerprint"]
+
+#: The longest wait between two stamps of a running run's ``progressAt``.
+HEARTBEAT_MAX_SECONDS = 60.0
 
 _KNOWN_CODES = frozenset(code.value for code in DocumentErrorCode)
 _log = logging.getLogger(__name__)
@@ -70,6 +82,7 @@ class _RunCounters:
         self.tokens_reported = True
         self.retries = RetryTally()
         self.extraction = ExtractionSummary()
+        self.too_many_chunks = False
 
 
 def settings_fingerprint(chunker: Chunker, embedding_set: EmbeddingSet, *extra: str) -> str:
@@ -139,8 +152,11 @@ class IngestionService:
         outcomes: list[DocumentOutcome] = []
         status = RunStatus.FAILED
         with span(SpanName.INGEST, run_id=run_id, documents=len(chosen)) as traced:
-            await self._start_run(run_id)
+            beat: asyncio.Task[None] | None = None
             try:
+                # A cancel landing while the run node is written still finishes it below.
+                await self._start_run(run_id)
+                beat = asyncio.create_task(self._heartbeat(run_id), name=f"heartbeat-{run_id}")
                 outcomes = await self._ingest_all(chosen, run_id, counters, progress)
                 status = RunStatus.COMPLETED
                 # A killed run leaves leases on documents it committed; this run found them
@@ -150,11 +166,19 @@ class IngestionService:
                         [o.document_id for o in outcomes if o.status == DocumentStatus.UNCHANGED]
                     )
             finally:
-                await self._finish_run(run_id, status, outcomes)
+                # Not awaited: a second cancel there would skip the finish. A stamp still
+                # in flight changes nothing once the run is no longer Running.
+                if beat is not None:
+                    beat.cancel()
+                late_cancel = await self._finish_run(run_id, status, outcomes)
                 traced.set("status", status.value)
                 traced.set("chunks", sum(o.chunks for o in outcomes))
                 traced.set("calls", counters.embedding_calls)
                 traced.set("retries", counters.retries.summary().retries)
+        if late_cancel:
+            raise asyncio.CancelledError
+        if counters.too_many_chunks:
+            limits.append(Limit(name=LimitName.MAX_CHUNKS_PER_DOCUMENT, value=self.chunk_bound))
         return IngestionReceipt(
             run_id=run_id,
             status=status,
@@ -222,8 +246,9 @@ class IngestionService:
                     return DocumentOutcome(
                         document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
                     )
+                plan = self._plan(loaded, counters)
                 async with self.leases.held(document_id, run_id) as keeper:
-                    outcome = await keeper.guard(self._work(source, loaded, run_id, lanes, counters, keeper))
+                    outcome = await keeper.guard(self._work(source, loaded, plan, run_id, lanes, counters, keeper))
                 traced.set("status", outcome.status.value)
                 traced.set("chunks", outcome.chunks)
                 return outcome
@@ -249,6 +274,7 @@ class IngestionService:
         self,
         source: Source,
         loaded: LoadedDocument,
+        plan: ChunkPlan,
         run_id: str,
         lanes: asyncio.Semaphore,
         counters: _RunCounters,
@@ -262,7 +288,6 @@ class IngestionService:
             return DocumentOutcome(
                 document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
             )
-        plan = self.chunker.plan(loaded)
         texts = plan.texts(loaded.utf8)
         knowledge: DocumentKnowledge | None = None
         summary: ExtractionSummary | None = None
@@ -321,16 +346,37 @@ class IngestionService:
                         tally=counters.retries,
                     )
                     counters.embedding_calls += 1
-                    tokens = getattr(result, "input_tokens", None)
+                    tokens = validate_usage(getattr(result, "input_tokens", None))
                     if tokens is None:
                         counters.tokens_reported = False
                     else:
-                        counters.input_tokens += int(tokens)
-                        traced.set("input_tokens", int(tokens))
+                        counters.input_tokens += tokens
+                        traced.set("input_tokens", tokens)
                     return validate_vectors(result, len(batch), self.embedding_set)
 
         results = await asyncio.gather(*(one(batch) for batch in batches))
         return [vector for batch in results for vector in batch]
+
+    def _plan(self, loaded: LoadedDocument, counters: _RunCounters | None = None) -> ChunkPlan:
+        """The document's chunks; more than :attr:`chunk_bound` is ``document-too-large``."""
+        plan = self.chunker.plan(loaded)
+        bound = self.chunk_bound
+        if len(plan.chunks) > bound:
+            if counters is not None:
+                counters.too_many_chunks = True
+            raise DocumentFailure(
+                DocumentErrorCode.DOCUMENT_TOO_LARGE,
+                f"{len(plan.chunks):,} chunks, over the bound of {bound:,} "
+                f"(max_chunks_per_document, and {MAX_VECTOR_COORDINATES_PER_DOCUMENT:,} vector coordinates "
+                f"at {self.embedding_set.dimensions} dimensions)",
+            )
+        return plan
+
+    @property
+    def chunk_bound(self) -> int:
+        """Chunks a document may have: ``max_chunks_per_document``, and at most
+        :data:`MAX_VECTOR_COORDINATES_PER_DOCUMENT` vector coordinates (3,906 chunks at 1,536 dimensions)."""
+        return chunk_bound(self.options.max_chunks_per_document, self.embedding_set.dimensions)
 
     def _compare(self, stored: Mapping[str, Any] | None, source: Source, loaded: LoadedDocument) -> str:
         """``absent``, ``changed`` or ``unchanged``: same bytes, same settings and same metadata."""
@@ -369,6 +415,7 @@ class IngestionService:
                 "uid": run_id,
                 "started_at": datetime.now(UTC),
                 "status": RunStatus.RUNNING.value,
+                "progress_at": datetime.now(UTC),
                 "settings_fingerprint": self.fingerprint,
                 "documents_ingested": 0,
                 "documents_unchanged": 0,
@@ -379,7 +426,25 @@ class IngestionService:
         start = self._runs.start
         await self.store.execute(start.cypher, {"rows": [row]}, name=start.name)
 
-    async def _finish_run(self, run_id: str, status: RunStatus, outcomes: list[DocumentOutcome]) -> None:
+    async def _heartbeat(self, run_id: str) -> None:
+        """Stamp the run's progress every third of the lease duration (at most every minute) until cancelled."""
+        interval = min(self.options.lease_duration_seconds / 3, HEARTBEAT_MAX_SECONDS)
+        beat = self._runs.heartbeat
+        parameters = {"id": run_id, "running": RunStatus.RUNNING.value}
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                result = await self.store.execute(beat.cypher, parameters, name=beat.name)
+            except (Neo4jError, DriverError, OSError) as error:
+                _log.info("run heartbeat failed (%s); trying again at the next beat", type(error).__name__)
+                continue
+            if result.value("beat", 0) != 1:
+                # Marked Failed by maintenance while still working (paused past the stale time).
+                _log.warning("run %s is no longer Running in the graph; its final status will be written", run_id)
+                return
+
+    async def _finish_run(self, run_id: str, status: RunStatus, outcomes: list[DocumentOutcome]) -> bool:
+        """Write the run's final status and counts, to the end; True when a cancel arrived meanwhile."""
         runs = self.model.names.run
         counts = {
             runs.stored("documents_ingested"): sum(1 for o in outcomes if o.status == DocumentStatus.INGESTED),
@@ -387,12 +452,19 @@ class IngestionService:
             runs.stored("documents_failed"): sum(1 for o in outcomes if o.status == DocumentStatus.FAILED),
             runs.stored("chunks_written"): sum(o.chunks for o in outcomes if o.status == DocumentStatus.INGESTED),
             runs.stored("status"): status.value,
+            # A run maintenance marked stale while it was only paused: its own end wins.
+            runs.stored("failure_reason"): None,
         }
         finish = self._runs.finish
         # If the database is gone the receipt still reports every outcome; the run node
-        # stays Running, which the health report and the next run can see.
-        with contextlib.suppress(Neo4jError, DriverError, OSError, RuntimeError):
-            await asyncio.shield(self.store.execute(finish.cypher, {"id": run_id, "counts": counts}, name=finish.name))
+        # stays Running and goes stale, which the health report shows (``stale-runs``).
+        try:
+            _, cancelled = await settle(
+                self.store.execute(finish.cypher, {"id": run_id, "counts": counts}, name=finish.name)
+            )
+        except (Neo4jError, DriverError, OSError, RuntimeError, TimeoutError):
+            return False
+        return cancelled
 
     # ---------------------------------------------------------------- preview
 
@@ -405,8 +477,11 @@ class IngestionService:
         chosen, limits = self._bounded(sources)
         counter: TokenCounter = self.token_counter or ByteEstimateCounter()
         previews: list[DocumentPreview] = []
+        tally = _RunCounters()
         for source in chosen:
-            previews.append(await self._preview_document(source, counter))
+            previews.append(await self._preview_document(source, counter, tally))
+        if tally.too_many_chunks:
+            limits.append(Limit(name=LimitName.MAX_CHUNKS_PER_DOCUMENT, value=self.chunk_bound))
         return IngestionPreview(
             documents=tuple(previews),
             chunks=sum(p.chunks for p in previews),
@@ -417,7 +492,7 @@ class IngestionService:
             limits_reached=tuple(limits),
         )
 
-    async def _preview_document(self, source: Source, counter: TokenCounter) -> DocumentPreview:
+    async def _preview_document(self, source: Source, counter: TokenCounter, tally: _RunCounters) -> DocumentPreview:
         document_id = source.document_id
         try:
             loaded = await self.loaders.load(source)
@@ -433,7 +508,15 @@ class IngestionService:
             return DocumentPreview(
                 document_id=document_id, source_uri=source.source_uri, status=PreviewStatus.UNCHANGED
             )
-        plan: ChunkPlan = self.chunker.plan(loaded)
+        try:
+            plan = self._plan(loaded, tally)
+        except DocumentFailure as error:
+            return DocumentPreview(
+                document_id=document_id,
+                source_uri=source.source_uri,
+                status=PreviewStatus.FAILED,
+                error_code=error.code,
+            )
         texts = plan.texts(loaded.utf8)
         tokens = sum(counter.count(text) for text in texts)
         extraction_calls = 0

@@ -92,11 +92,18 @@ class RunStatements:
     start: Statement
     #: ``$id``, ``$counts`` (stored names to values); stamps the completion time.
     finish: Statement
+    #: ``$id``, ``$running``: stamps the run's progress while it is Running; ``beat`` is 1, else 0.
+    heartbeat: Statement
 
     @classmethod
     def render(cls, names: StoredNames) -> RunStatements:
         run = names.run
         return cls(
+            heartbeat=Statement(
+                "ingestion.run.heartbeat",
+                f"MATCH (r:{run.label} {{{run.key}: $id}}) WHERE r.{run.stored('status')} = $running "
+                f"SET r.{run.stored('progress_at')} = datetime() RETURN count(r) AS beat",
+            ),
             start=Statement("ingestion.run.start", run.create_statement()),
             finish=Statement(
                 "ingestion.run.finish",

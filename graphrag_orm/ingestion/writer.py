@@ -7,7 +7,10 @@ sections, are deleted by the document's key (never ``DETACH DELETE``: an edge th
 toolkit does not own makes the delete fail, and the document with it, rather than
 vanish silently); then the document, its sections, its chunks with their vectors,
 and their edges are written with a few batched UNWIND statements
-(:class:`~graphrag_orm.ingestion.statements.DocumentStatements`). A process killed
+(:class:`~graphrag_orm.ingestion.statements.DocumentStatements`). Chunks go
+:func:`chunk_rows_per_statement` rows per statement (and other rows
+:data:`ROWS_PER_STATEMENT`), so the server holds one slice of the parameters at a
+time besides the transaction's state (measured in docs/ingest.md). A process killed
 at any point leaves the document as it was before, or complete. A transient error
 (a deadlock with another worker) runs the whole transaction again, at most
 ``attempts`` times (:meth:`Store.write <graphrag_orm.store.Store.write>`).
@@ -32,7 +35,27 @@ from graphrag_orm.models import LexicalModel
 from graphrag_orm.sources import Source
 from graphrag_orm.store import DEFAULT_WRITE_ATTEMPTS, Store, StoreTransaction
 
-__all__ = ["DocumentWriter", "PreparedDocument"]
+__all__ = [
+    "ROWS_PER_STATEMENT",
+    "VECTOR_COORDINATES_PER_STATEMENT",
+    "DocumentWriter",
+    "PreparedDocument",
+    "chunk_rows_per_statement",
+]
+
+#: Rows of sections and edges per statement of a document's transaction.
+ROWS_PER_STATEMENT = 1_000
+#: Vector coordinates per chunk statement: a slice of the parameters, not the whole document.
+VECTOR_COORDINATES_PER_STATEMENT = 1_000_000
+
+
+def chunk_rows_per_statement(dimensions: int) -> int:
+    """Chunks per statement for vectors of ``dimensions``: 50 to :data:`ROWS_PER_STATEMENT`."""
+    return max(50, min(ROWS_PER_STATEMENT, VECTOR_COORDINATES_PER_STATEMENT // max(dimensions, 1)))
+
+
+def _slices(rows: list[dict[str, Any]], size: int) -> list[list[dict[str, Any]]]:
+    return [rows[start : start + size] for start in range(0, len(rows), size)]
 
 
 @dataclass(frozen=True)
@@ -96,17 +119,19 @@ class DocumentWriter:
                 {"props": row, "target": doc_id, "edge": edge}
                 for row in self._section_rows(prepared, section_ids, run_id)
             ]
-            out.append((templates.sections, {"rows": rows}))
+            out.extend((templates.sections, {"rows": part}) for part in _slices(rows, ROWS_PER_STATEMENT))
         if plan.chunks:
             edge = self.names.chunk_document.props(stamp)
             rows = [
                 {"props": row, "target": doc_id, "edge": edge} for row in self._chunk_rows(prepared, chunk_ids, run_id)
             ]
-            out.append((templates.chunks, {"rows": rows}))
+            dimensions = len(prepared.vectors[0]) if prepared.vectors else 1
+            size = chunk_rows_per_statement(dimensions)
+            out.extend((templates.chunks, {"rows": part}) for part in _slices(rows, size))
         out.extend(
-            (statement, {"rows": rows})
+            (statement, {"rows": part})
             for statement, rows in self._edge_rows(plan, section_ids, chunk_ids, stamp)
-            if rows
+            for part in _slices(rows, ROWS_PER_STATEMENT)
         )
         return out
 

@@ -13,7 +13,7 @@ from pydantic import Field, computed_field, field_validator, model_validator
 
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.errors import ConfigurationError, LoadError
-from graphrag_orm.sources import Source, content_hash
+from graphrag_orm.sources import Source, clean_title, content_hash
 from graphrag_orm.values import Value
 
 __all__ = ["MAX_DOCUMENT_BYTES_BOUNDS", "DocumentLoader", "LoadedDocument"]
@@ -32,7 +32,9 @@ class LoadedDocument(Value):
     loader cannot hand the chunker bytes it would split inside a code point.
     ``page_starts`` (PDF only) holds, for each page in order, the offset where that
     page's text starts: non-decreasing, within ``[0, length_bytes]`` and at code-point
-    boundaries. ``content_hash`` is the SHA-256 of ``utf8``, computed once.
+    boundaries. ``content_hash`` is the SHA-256 of ``utf8``, computed once. ``title`` is
+    cleaned and bounded (:func:`~graphrag_orm.sources.clean_title`: one line, no control
+    characters, at most 500 characters), whichever loader set it.
     """
 
     source_uri: str
@@ -48,6 +50,11 @@ class LoadedDocument(Value):
         if isinstance(data, dict) and any(key in data for key in _COMPUTED_KEYS):
             data = {key: value for key, value in data.items() if key not in _COMPUTED_KEYS}
         return data
+
+    @field_validator("title")
+    @classmethod
+    def _clean_title(cls, title: str | None) -> str | None:
+        return clean_title(title)
 
     @field_validator("utf8")
     @classmethod
@@ -121,25 +128,28 @@ def check_bound(name: str, value: int, low: int, high: int) -> int:
     return value
 
 
-def read_bounded(path: Path, limit: int, what: str) -> bytes:
-    """A regular file's bytes, refused (``document-too-large``) when over ``limit``.
+def read_bounded(path: Path, limit: int, what: str, *, allowance: int = 0) -> bytes:
+    """A regular file's bytes, refused (``document-too-large``) when over ``limit + allowance``.
 
-    The size is checked with ``stat`` before anything is read, and at most
-    ``limit + 1`` bytes are ever read, so a file that grows meanwhile is refused
-    too. Any ``OSError`` (missing, unreadable, not a regular file) is ``read-failed``.
+    ``allowance`` is what the caller removes before applying ``limit`` itself (the text
+    loader's byte-order mark); a refusal always states ``limit``, the bound the caller
+    configured. The size is checked with ``stat`` before anything is read, and at most
+    ``limit + allowance + 1`` bytes are ever read, so a file that grows meanwhile is
+    refused too. Any ``OSError`` (missing, unreadable, not a regular file) is ``read-failed``.
     Blocking: call it through ``asyncio.to_thread``.
     """
+    most = limit + allowance
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
             raise LoadError(DocumentErrorCode.READ_FAILED, f"{path} is not a regular file")
-        if info.st_size > limit:
+        if info.st_size > most:
             raise _too_large(path, info.st_size, limit, what)
         with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+            data = handle.read(most + 1)
     except OSError as error:
         raise LoadError(DocumentErrorCode.READ_FAILED, f"could not read {path}: {error.strerror or error}") from None
-    if len(data) > limit:
+    if len(data) > most:
         raise _too_large(path, len(data), limit, what)
     return data
 

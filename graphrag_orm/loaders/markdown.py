@@ -5,8 +5,11 @@ title from it and the chunker its sections. It recognises, by CommonMark's rules
 for a line at the top level of the document:
 
 - an ATX heading: up to 3 spaces, 1 to 6 ``#``, then a space, a tab or the end of
-  the line; the title is the rest of the line without its closing ``#`` sequence
-  and surrounding spaces and tabs (escapes are not undone);
+  the line; the title is the rest of the line, up to a lone ``\\r`` if it has one,
+  without its closing ``#`` sequence and surrounding spaces and tabs (escapes are not
+  undone), then cleaned and bounded like every title
+  (:func:`~graphrag_orm.sources.clean_title`: no control characters, at most 500
+  characters);
 - a fenced code block: up to 3 spaces, then 3 or more backticks or tildes (a
   backtick fence's info string must have no backtick); it closes at a line of up to
   3 spaces and at least as many of the same character, followed only by spaces and
@@ -25,6 +28,8 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
+
+from graphrag_orm.sources import clean_title
 
 __all__ = ["Heading", "MarkdownOutline", "first_title", "outline"]
 
@@ -126,10 +131,12 @@ def _closing(char: int, length: int) -> re.Pattern[bytes]:
 
 
 def _title(content: bytes) -> str:
-    text = content.strip(b" \t")
+    # CommonMark ends a line at a lone CR too, and a heading is one line: without this, a
+    # file with CR line endings would be one heading line holding the whole text.
+    text = content.split(b"\r", 1)[0].strip(b" \t")
     without_closing = text.rstrip(b"#")
     if not without_closing:
         text = b""
     elif without_closing != text and without_closing[-1] in (_SPACE, _TAB):
         text = without_closing.rstrip(b" \t")
-    return text.decode("utf-8", errors="replace")
+    return clean_title(text.decode("utf-8", errors="replace")) or ""

@@ -54,7 +54,7 @@ class TextLoader:
             raw = self._encode(source.text, source.source_uri, limit)
         else:
             assert source.path is not None  # a Source has a path or a text
-            raw = read_bounded(source.path, limit + len(_BOM), "max_document_bytes")
+            raw = read_bounded(source.path, limit, "max_document_bytes", allowance=len(_BOM))
         utf8 = raw[len(_BOM) :] if raw.startswith(_BOM) else raw
         if len(utf8) > limit:
             raise LoadError(

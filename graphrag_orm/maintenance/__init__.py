@@ -16,6 +16,7 @@ from graphrag_orm.maintenance.reports import (
     RemovalPreview,
     RemovalReport,
     ResetScope,
+    StaleRunsReport,
 )
 from graphrag_orm.maintenance.service import MaintenanceService
 
@@ -31,5 +32,6 @@ __all__ = [
     "RemovalReport",
     "ResetScope",
     "RunStamps",
+    "StaleRunsReport",
     "ThingsRemoval",
 ]

@@ -13,6 +13,9 @@ index names or embedding-set ids, at most :data:`SAMPLE` of them, never text.
   span are cleared in the database; the others are read (id, text and span, a page
   of :data:`READBACK_PAGE` at a time) and measured exactly.
 - ``expired-leases``: leases left by runs that stopped.
+- ``stale-runs``: runs still ``Running`` with no live lease and no progress for
+  longer than the stale time (see :mod:`graphrag_orm.maintenance.stale_runs`);
+  ``maintenance.fail_stale_runs()`` marks them Failed.
 - ``orphan-entities`` and ``stale-facts`` come from the knowledge extension.
 
 Each statement is a READ transaction of its own (the store's reads); the statements
@@ -29,6 +32,7 @@ from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.maintenance.health_statements import HealthStatements
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
 from graphrag_orm.maintenance.reports import HealthFindingItem, HealthReport
+from graphrag_orm.maintenance.stale_runs import StaleRuns
 from graphrag_orm.migrate import check_schema
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.schema import SchemaDefinition
@@ -63,8 +67,10 @@ class HealthChecks:
         expected_schema: Sequence[SchemaDefinition],
         *,
         knowledge: KnowledgeMaintenance | None = None,
+        stale_runs: StaleRuns | None = None,
     ) -> None:
         self.store = store
+        self.stale_runs = stale_runs
         self.embedding_set = embedding_set
         self.expected_schema = list(expected_schema)
         self.prefix = model.layout.schema_prefix
@@ -79,6 +85,7 @@ class HealthChecks:
         found.extend(await self._orphans())
         found.extend(await self._readback())
         found.extend(await self._leases())
+        found.extend(await self._stale_runs())
         if self.knowledge is not None:
             found.extend(await self.knowledge.health(self.store.reader))
         order = {code: position for position, code in enumerate(HealthFinding)}
@@ -190,6 +197,20 @@ class HealthChecks:
         return [
             HealthFindingItem(
                 code=HealthFinding.EXPIRED_LEASES, count=count, detail=f"documents {_sample(row['sample'], count)}"
+            )
+        ]
+
+    async def _stale_runs(self) -> list[HealthFindingItem]:
+        if self.stale_runs is None:
+            return []
+        count, sample = await self.stale_runs.count(SAMPLE)
+        if not count:
+            return []
+        return [
+            HealthFindingItem(
+                code=HealthFinding.STALE_RUNS,
+                count=count,
+                detail=f"runs {_sample(sample, count)} (no progress for over {self.stale_runs.seconds:g} s)",
             )
         ]
 

@@ -20,3 +20,10 @@ class MaintenanceOptions(Options):
     max_fact_updates: int = Field(
         100_000, ge=1, le=10_000_000, description="facts one batch may update; over it the batch is halved"
     )
+    stale_run_seconds: float | None = Field(
+        None,
+        ge=1.0,
+        le=86_400.0,
+        description="a Running run with no live lease and no progress for longer is stale; "
+        "None: the ingestion's lease duration (600 s by default)",
+    )

@@ -18,6 +18,7 @@ __all__ = [
     "RemovalPreview",
     "RemovalReport",
     "ResetScope",
+    "StaleRunsReport",
 ]
 
 #: The limit named in ``RemovalReport.limits_reached`` when a single document is listed
@@ -86,6 +87,19 @@ class RemovalPreview(Value):
     documents: int
     sections: int
     chunks: int
+
+
+class StaleRunsReport(Value):
+    """What ``fail_stale_runs`` did: the runs it marked Failed (by id) and why.
+
+    At most ``page_size`` runs are failed per call; ``limits_reached`` names
+    ``StaleRuns`` when more may remain (call it again).
+    """
+
+    runs: tuple[str, ...] = ()
+    reason: str = ""
+    limits_reached: tuple[Limit, ...] = ()
+    elapsed_seconds: float = 0.0
 
 
 class HealthFindingItem(Value):

@@ -9,7 +9,9 @@ call refused with ``GraphRefused("foreign-graph")``.
 
 What is never done: the schema is never changed, an unexpired lease is never
 deleted, a running run's node is never deleted, and a relationship the toolkit does
-not own is never detached.
+not own is never detached. A run left ``Running`` by a process that died is found by
+``check()`` (``stale-runs``) and marked Failed by :meth:`MaintenanceService.fail_stale_runs`;
+then a reset removes it like any finished run.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-from graphrag_orm.codes import ErrorCode
+from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.errors import ConfigurationError
-from graphrag_orm.ingestion import IngestionReceipt, IngestionService
+from graphrag_orm.ingestion import IngestionOptions, IngestionReceipt, IngestionService
 from graphrag_orm.maintenance.health import HealthChecks
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance, ThingsRemoval
 from graphrag_orm.maintenance.options import MaintenanceOptions
@@ -32,8 +34,10 @@ from graphrag_orm.maintenance.reports import (
     RemovalPreview,
     RemovalReport,
     ResetScope,
+    StaleRunsReport,
 )
 from graphrag_orm.maintenance.scope import DocumentSize, ScopeReader
+from graphrag_orm.maintenance.stale_runs import StaleRuns
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.schema import Schema, SchemaDefinition
 from graphrag_orm.sources import Source
@@ -52,7 +56,8 @@ class MaintenanceService:
     ``expected_schema`` defaults to ``Schema.definitions(model.layout, embedding_set)``;
     ``knowledge`` is the extraction's :class:`KnowledgeMaintenance` (without it, a
     relationship the layout does not own on a document, section or chunk refuses its
-    batch). The service holds no session: every call reads and writes through ``store``.
+    batch). A run is stale after ``options.stale_run_seconds``, by default the lease
+    duration of ``ingestion`` (else of ``IngestionOptions()``). The service holds no session: every call reads and writes through ``store``.
     """
 
     def __init__(
@@ -86,7 +91,14 @@ class MaintenanceService:
             max_fact_updates=self.options.max_fact_updates,
         )
         self._scope = ScopeReader(store, names, self._remover.allowed_types)
-        self._health = HealthChecks(store, model, embedding_set, self.expected_schema, knowledge=knowledge)
+        stale_seconds = self.options.stale_run_seconds
+        if stale_seconds is None:
+            lease = (ingestion.options if ingestion is not None else IngestionOptions()).lease_duration_seconds
+            stale_seconds = lease
+        self._stale = StaleRuns(store, names, stale_seconds)
+        self._health = HealthChecks(
+            store, model, embedding_set, self.expected_schema, knowledge=knowledge, stale_runs=self._stale
+        )
 
     # ----------------------------------------------------------------- ingest
 
@@ -181,6 +193,27 @@ class MaintenanceService:
     async def preview(self, scope: ResetScope | None = None) -> RemovalPreview:
         """How many documents, sections and chunks ``reset(scope)`` would remove; reads only."""
         return await self._scope.preview(scope or ResetScope())
+
+    # ----------------------------------------------------------------- runs
+
+    async def fail_stale_runs(self) -> StaleRunsReport:
+        """Mark stale runs Failed, with a reason: ``Running``, no live lease, no progress for
+        longer than the stale time (see :mod:`graphrag_orm.maintenance.stale_runs`).
+
+        At most ``page_size`` runs in one write transaction; ``limits_reached`` names
+        ``StaleRuns`` when more may remain. Each run is checked again under its lock,
+        so a run whose heartbeat lands meanwhile stays Running. Nothing else changes:
+        its documents, leases and node stay (``reset()`` removes the node later).
+        """
+        began = time.monotonic()
+        runs, more = await self._stale.fail(self.options.page_size)
+        limits = (Limit(name=LimitName.STALE_RUNS, value=self.options.page_size),) if more else ()
+        return StaleRunsReport(
+            runs=tuple(runs),
+            reason=self._stale.reason,
+            limits_reached=limits,
+            elapsed_seconds=round(time.monotonic() - began, 3),
+        )
 
     # ----------------------------------------------------------------- health
 

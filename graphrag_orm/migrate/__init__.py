@@ -11,6 +11,7 @@ The package, in Alembic's shape: :mod:`~graphrag_orm.migrate.revisions` (the fil
 :mod:`~graphrag_orm.migrate.chain` (the chain and its one walk),
 :mod:`~graphrag_orm.migrate.compare` (declared against live schema),
 :mod:`~graphrag_orm.migrate.journal` (the journal nodes),
+:mod:`~graphrag_orm.migrate.lock` (the migration lock, a lease that lets one process apply at a time),
 :mod:`~graphrag_orm.migrate.runner` (:class:`Migrator`) and
 :mod:`~graphrag_orm.migrate.autogenerate` (writing revisions).
 
@@ -24,7 +25,8 @@ holds a revision the chain does not), ``equivalent-schema`` (an equivalent index
 constraint exists under another name: stop for review), ``schema-conflict`` (the name
 exists with another definition, e.g. other vector dimensions), ``index-not-online`` (an
 index did not come ONLINE within the bound), ``revision-exists`` (a file would be
-overwritten).
+overwritten), ``migration-in-progress`` (another process held the migration lock for
+longer than the wait).
 """
 
 from graphrag_orm.migrate.autogenerate import initial_revision, next_revision, write_revision

@@ -16,6 +16,7 @@ from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.errors import MigrationError, SchemaMismatch
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate.journal import JOURNAL_CONSTRAINT
+from graphrag_orm.migrate.lock import LOCK_CONSTRAINT
 from graphrag_orm.schema import DropStep, FullTextIndex, MigrationStep, Schema, SchemaDefinition, VectorIndex
 from graphrag_orm.store import Store
 from graphrag_orm.store.introspection import LiveDefinition, read_live_schema
@@ -32,6 +33,9 @@ __all__ = [
     "matches",
     "refuse_conflicts",
 ]
+
+#: The migration machinery's own constraints: made by ``apply`` without a revision, never "unexpected".
+_OWN_CONSTRAINTS = frozenset({JOURNAL_CONSTRAINT, LOCK_CONSTRAINT})
 
 
 class SchemaDifference(Value):
@@ -102,7 +106,7 @@ def compare(
     unexpected = [
         SchemaDifference(name=name, actual=actual.describe())
         for name, actual in sorted(live.items())
-        if prefix and name.startswith(prefix + "_") and name not in wanted and name != JOURNAL_CONSTRAINT
+        if prefix and name.startswith(prefix + "_") and name not in wanted and name not in _OWN_CONSTRAINTS
     ]
     return SchemaCheck(
         missing=tuple(missing),

@@ -4,12 +4,16 @@ Each node records the revision's id, predecessor, checksum, message, step count 
 when it was applied. The journal is read back through the same walk as the chain of
 files (:func:`~graphrag_orm.migrate.chain.linear_walk`), so a journal that is not one
 line from a root is ``broken-chain`` (or ``branched-chain``). Its uniqueness constraint
-is the one piece of schema created without a revision.
+and the migration lock's (:mod:`~graphrag_orm.migrate.lock`) are the only schema
+created without a revision.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
+
+from neo4j.exceptions import ClientError, TransientError
 
 from graphrag_orm.migrate.chain import linear_walk
 from graphrag_orm.migrate.revisions import Revision
@@ -20,6 +24,7 @@ __all__ = [
     "JOURNAL_LABEL",
     "AppliedRevision",
     "ensure_journal",
+    "ensure_schema",
     "forget_revision",
     "read_journal",
     "record_revision",
@@ -63,7 +68,24 @@ async def read_journal(store: Store) -> list[AppliedRevision]:
 
 async def ensure_journal(store: Store) -> None:
     """Create the journal's uniqueness constraint unless it exists (schema DDL, auto-commit)."""
-    await store.execute(_ENSURE, name="migrate.journal.ensure")
+    await ensure_schema(store, _ENSURE, name="migrate.journal.ensure")
+
+
+async def ensure_schema(store: Store, cypher: str, *, name: str) -> None:
+    """Run one ``CREATE ... IF NOT EXISTS``, tolerating a concurrent process creating the same thing.
+
+    Two processes creating one constraint at once can see a deadlock, or "an equivalent
+    constraint already exists" although the statement says ``IF NOT EXISTS``; the
+    statement is sent again (at most five times), which then finds it made.
+    """
+    for attempt in range(5):
+        try:
+            await store.execute(cypher, name=name)
+            return
+        except (TransientError, ClientError) as error:
+            if attempt == 4 or not (isinstance(error, TransientError) or "AlreadyExists" in (error.code or "")):
+                raise
+            await asyncio.sleep(0.1 * 2**attempt)
 
 
 async def record_revision(store: Store, revision: Revision) -> None:

@@ -5,12 +5,17 @@
 pending revision's steps (schema DDL, one auto-commit statement each), waits until
 every index it created is ONLINE, then records the revision; a revision whose steps
 fail or whose indexes do not come ONLINE in time is not recorded. ``downgrade`` runs
-the inverse steps, last first, and removes the journal entry.
+the inverse steps, last first, and removes the journal entry. ``apply`` and
+``downgrade`` hold the migration lock (:mod:`~graphrag_orm.migrate.lock`) throughout and
+read the journal only once they hold it, so a second process waits, then finds the
+database up to date, or is refused with ``migration-in-progress`` after
+``lock_wait_seconds``.
 
 Refusals (``MigrationError.code``): ``checksum-mismatch`` (an applied revision whose
 file changed), ``predecessor-not-head`` and ``unknown-revision`` (the journal and the
 chain disagree), ``schema-conflict`` and ``equivalent-schema`` (see
-:func:`~graphrag_orm.migrate.compare.refuse_conflicts`), ``index-not-online``.
+:func:`~graphrag_orm.migrate.compare.refuse_conflicts`), ``index-not-online``,
+``migration-in-progress`` (another process held the lock for longer than the wait).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from graphrag_orm.migrate.journal import (
     read_journal,
     record_revision,
 )
+from graphrag_orm.migrate.lock import DEFAULT_LOCK_WAIT_SECONDS, MAX_LOCK_WAIT_SECONDS, migration_lock
 from graphrag_orm.migrate.reports import (
     ApplyReport,
     MigrationPlan,
@@ -57,18 +63,31 @@ def _planned(revision: Revision, steps: Sequence[MigrationStep]) -> PlannedRevis
 
 
 class Migrator:
-    """Applies ``chain`` to the database behind ``store``."""
+    """Applies ``chain`` to the database behind ``store``.
+
+    ``index_timeout_seconds`` bounds the wait for ONLINE indexes (1..3600, default 300);
+    ``lock_wait_seconds`` bounds the wait for another process's migration lock (0..3600,
+    default 120; 0 refuses at once).
+    """
 
     def __init__(
-        self, store: Store, chain: Chain, *, index_timeout_seconds: float = DEFAULT_INDEX_TIMEOUT_SECONDS
+        self,
+        store: Store,
+        chain: Chain,
+        *,
+        index_timeout_seconds: float = DEFAULT_INDEX_TIMEOUT_SECONDS,
+        lock_wait_seconds: float = DEFAULT_LOCK_WAIT_SECONDS,
     ) -> None:
         if not 1.0 <= index_timeout_seconds <= MAX_INDEX_TIMEOUT_SECONDS:
             raise MigrationError(
                 ErrorCode.INVALID_OPTION, f"index_timeout_seconds must be 1..{MAX_INDEX_TIMEOUT_SECONDS:.0f}"
             )
+        if not 0.0 <= lock_wait_seconds <= MAX_LOCK_WAIT_SECONDS:
+            raise MigrationError(ErrorCode.INVALID_OPTION, f"lock_wait_seconds must be 0..{MAX_LOCK_WAIT_SECONDS:.0f}")
         self.store = store
         self.chain = chain
         self.index_timeout_seconds = index_timeout_seconds
+        self.lock_wait_seconds = lock_wait_seconds
 
     async def journal(self) -> list[AppliedRevision]:
         """Applied revisions, root first, following each one's predecessor."""
@@ -121,38 +140,46 @@ class Migrator:
         return MigrationPlan(direction="downgrade", revisions=tuple(_planned(r, r.inverse_steps()) for r in undone))
 
     async def apply(self, target: str | None = None) -> ApplyReport:
-        """Apply pending revisions in order, waiting until every index is ONLINE; record each."""
-        await ensure_journal(self.store)
+        """Apply pending revisions in order, waiting until every index is ONLINE; record each.
+
+        Holds the migration lock throughout; ``migration-in-progress`` when another
+        process holds it for longer than ``lock_wait_seconds``.
+        """
         applied: list[str] = []
         statements = 0
         waited = 0.0
-        for item in self.chain.upgrade_path(await self._verified_position(), target):
-            # Read the head again before each revision: another process may be applying the same chain.
-            journal = await self.journal()
-            head = journal[-1].revision if journal else None
-            if item.down_revision != head:
-                raise MigrationError(
-                    ErrorCode.PREDECESSOR_NOT_HEAD,
-                    f"revision {item.revision!r} follows {item.down_revision!r}, but the database head is {head!r}",
-                )
-            refuse_conflicts(item.steps, await read_live_schema(self.store))
-            statements += len(item.steps)
-            waited += await self._run(item.steps)
-            await record_revision(self.store, item)
-            applied.append(item.revision)
+        async with migration_lock(self.store, wait_seconds=self.lock_wait_seconds) as lease:
+            await ensure_journal(self.store)
+            for item in self.chain.upgrade_path(await self._verified_position(), target):
+                # Read the head again before each revision: a process that held the lock before may have moved it.
+                journal = await self.journal()
+                head = journal[-1].revision if journal else None
+                if item.down_revision != head:
+                    raise MigrationError(
+                        ErrorCode.PREDECESSOR_NOT_HEAD,
+                        f"revision {item.revision!r} follows {item.down_revision!r}, but the database head is {head!r}",
+                    )
+                refuse_conflicts(item.steps, await read_live_schema(self.store))
+                statements += len(item.steps)
+                waited += await self._run(item.steps)
+                lease.confirm()
+                await record_revision(self.store, item)
+                applied.append(item.revision)
         return ApplyReport(applied=tuple(applied), statements=statements, waited_seconds=round(waited, 3))
 
     async def downgrade(self, target: str) -> ApplyReport:
-        """Undo revisions after ``target`` (``"base"``: all), last first, with their inverse steps."""
+        """Undo revisions after ``target`` (``"base"``: all), last first, with their inverse steps (under the lock)."""
         undone: list[str] = []
         statements = 0
         waited = 0.0
-        for item in self.chain.downgrade_path(await self._verified_position(), target):
-            steps = item.inverse_steps()
-            statements += len(steps)
-            waited += await self._run(steps)
-            await forget_revision(self.store, item.revision)
-            undone.append(item.revision)
+        async with migration_lock(self.store, wait_seconds=self.lock_wait_seconds) as lease:
+            for item in self.chain.downgrade_path(await self._verified_position(), target):
+                steps = item.inverse_steps()
+                statements += len(steps)
+                waited += await self._run(steps)
+                lease.confirm()
+                await forget_revision(self.store, item.revision)
+                undone.append(item.revision)
         return ApplyReport(
             applied=tuple(undone), statements=statements, waited_seconds=round(waited, 3), direction="downgrade"
         )

@@ -2,8 +2,11 @@
 
 Build one with :meth:`Ontology.custom` from :class:`Entity` subclasses and
 ``(Source, "TYPE", Target)`` triples, or use a shipped one (``graphrag_orm.ontologies``).
-Names are validated once as plain Cypher identifiers, so they can be placed in query
-text; what a model writes (names, aliases, quotes) is only ever a parameter.
+Every name an ontology places in query text (kinds and the neomodel labels of their
+classes, the label prefix, extra labels, mention, fact and quote types, fact payload
+names) is validated once, when the ontology is built, as a plain Cypher identifier, so
+it can be placed in query text; what a model writes (names, aliases, quotes) is only
+ever a parameter.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import Layout, validate_identifier
 from graphrag_orm.models import check_label_collisions
-from graphrag_orm.ontology.entities import MENTION_TYPE, Entity, kind_description, normalize_name
+from graphrag_orm.ontology.entities import MENTION_TYPE, Entity, Fact, kind_description, normalize_name
 from graphrag_orm.schema import (
     FullTextIndex,
     RelationshipUniqueConstraint,
@@ -31,6 +34,14 @@ __all__ = ["NEO4J_GRAPHRAG_LABELS", "QUOTE_TYPES", "FactType", "Ontology", "Quot
 
 NEO4J_GRAPHRAG_LABELS = ("__Entity__", "__KGBuilder__")
 QUOTE_TYPES = ("SAYS", "QUOTED")
+_PAYLOAD_DEFAULT = ("role", "kind", "description")
+# What a fact stores besides its payload, and the reply's own relationship fields.
+_FACT_STORED = tuple(
+    prop.get_db_property_name(attribute)
+    for attribute, prop in Fact.defined_properties(aliases=False, rels=False).items()
+    if prop.get_db_property_name(attribute) not in _PAYLOAD_DEFAULT
+)
+_REPLY_FIELDS = ("type", "source", "target")
 
 
 @dataclass(frozen=True)
@@ -63,7 +74,7 @@ class Ontology:
     label_prefix: str = ""
     extra_labels: tuple[str, ...] = ()
     mention_type: str = MENTION_TYPE
-    fact_payload: tuple[str, ...] = ("role", "kind", "description")
+    fact_payload: tuple[str, ...] = _PAYLOAD_DEFAULT
     _kinds: dict[str, type[Entity]] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -82,12 +93,14 @@ class Ontology:
             kind = validate_identifier(cls.__name__, "entity kind")
             if kind in kinds:
                 raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"two classes are named {kind}")
+            _check_stored_properties(cls)
             kinds[kind] = cls
         object.__setattr__(self, "_kinds", kinds)
         normalized = tuple(sorted({normalize_name(p) for p in self.placeholders if p.strip()}))
         object.__setattr__(self, "placeholders", normalized)
         if self.label_prefix:
             validate_identifier(self.label_prefix, "label prefix")
+        self._validate_labels()
         validate_identifier(self.mention_type, "mention type")
         for fact in self.facts:
             validate_identifier(fact.type, "fact type")
@@ -96,7 +109,9 @@ class Ontology:
                     raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"fact {fact.type} names unknown kind {end}")
         for quote in self.quotes:
             if quote.type not in QUOTE_TYPES:
-                raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"quote types are {QUOTE_TYPES}, not {quote.type}")
+                raise ConfigurationError(
+                    ErrorCode.INVALID_ONTOLOGY, f"quote types are {QUOTE_TYPES}, not {quote.type!r}"
+                )
             for speaker in quote.speakers:
                 if speaker not in kinds:
                     raise ConfigurationError(
@@ -106,6 +121,42 @@ class Ontology:
         for fact in self.facts:
             if fact.type in reserved:
                 raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"a fact type may not be named {fact.type}")
+        self._validate_fact_payload()
+
+    def _validate_labels(self) -> None:
+        """Every label a thing is written with is an identifier; extra labels are distinct and no kind's."""
+        seen: set[str] = set()
+        for label in self.extra_labels:
+            validate_identifier(label, "extra label", leading_underscores=True)
+            if label in seen:
+                raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"extra label {label!r} is repeated")
+            seen.add(label)
+        for kind, cls in self._kinds.items():
+            # An Entity ancestor's (or the class's own) neomodel __label__ is written too.
+            for label in cls.inherited_labels():
+                validate_identifier(label, f"label of {kind} (a neomodel __label__)")
+            clashes = sorted(set(self._own_labels(kind)) & seen)
+            if clashes:
+                raise ConfigurationError(
+                    ErrorCode.INVALID_ONTOLOGY,
+                    f"extra label {clashes[0]!r} is a label of kind {kind}; extra labels are added to every kind",
+                )
+
+    def _validate_fact_payload(self) -> None:
+        """Payload names are identifiers, distinct, and neither a fact's stored name nor a reply field."""
+        taken = {name: f"a fact's stored {name!r}" for name in _FACT_STORED} | {
+            name: f"the reply's relationship field {name!r}" for name in _REPLY_FIELDS
+        }
+        seen: set[str] = set()
+        for name in self.fact_payload:
+            validate_identifier(name, "fact payload name")
+            if name in taken:
+                raise ConfigurationError(
+                    ErrorCode.INVALID_ONTOLOGY, f"fact payload name {name!r} would overwrite {taken[name]}"
+                )
+            if name in seen:
+                raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"fact payload name {name!r} is repeated")
+            seen.add(name)
 
     # ------------------------------------------------------------- building
 
@@ -158,9 +209,12 @@ class Ontology:
     def labels_of(self, kind: str) -> tuple[str, ...]:
         """Every label a thing of ``kind`` is written with: its own first, then its Entity
         ancestors' (so neomodel resolves the class), each prefixed, then the extra labels."""
+        return (*self._own_labels(kind), *self.extra_labels)
+
+    def _own_labels(self, kind: str) -> tuple[str, ...]:
         cls = self._kinds[kind]
         inherited = [label for label in cls.inherited_labels() if label != cls.__name__]
-        return (self.label_of(kind), *(f"{self.label_prefix}{label}" for label in inherited), *self.extra_labels)
+        return (self.label_of(kind), *(f"{self.label_prefix}{label}" for label in inherited))
 
     @property
     def owners(self) -> tuple[type[Entity], ...]:
@@ -173,13 +227,21 @@ class Ontology:
         return tuple(found)
 
     def check_layout(self, layout: Layout) -> None:
-        """Refuse kinds that would be stored under one of the layout's labels (a thing named Document)."""
+        """Refuse things stored under one of the layout's labels (a thing named Document), and facts,
+        mentions or quotes stored under one of its structural relationship types (a fact NEXT_CHUNK)."""
         taken = set(layout.labels) & {label for kind in self._kinds for label in self.labels_of(kind)}
         if taken:
             raise ConfigurationError(
                 ErrorCode.LAYOUT_COLLISION,
                 f"the ontology would store things under the layout's labels {sorted(taken)}; "
                 "rename the class or use ontology.with_label_prefix('Rag')",
+            )
+        types = set(layout.relationship_types) & {self.mention_type, *self.quote_types, *self.fact_types}
+        if types:
+            raise ConfigurationError(
+                ErrorCode.LAYOUT_COLLISION,
+                f"the ontology would store facts, mentions or quotes as the layout's relationship types "
+                f"{sorted(types)}; rename the fact type or choose other layout types",
             )
 
     @property
@@ -251,6 +313,19 @@ class Ontology:
             FullTextIndex(name=self.names_index_name(layout), labels=self.labels, properties=("name", "aliases"))
         )
         return found
+
+
+def _check_stored_properties(cls: type[Entity]) -> None:
+    """Refuse a class that stores two of its attributes under one property name (one would overwrite the other)."""
+    owners: dict[str, str] = {}
+    for attribute, prop in cls.defined_properties(aliases=False, rels=False).items():
+        stored = prop.get_db_property_name(attribute)
+        if stored in owners:
+            raise ConfigurationError(
+                ErrorCode.INVALID_ONTOLOGY,
+                f"{cls.__name__} stores both {owners[stored]!r} and {attribute!r} as {stored!r}; rename one db_property",
+            )
+        owners[stored] = attribute
 
 
 def _snake(name: str) -> str:

@@ -12,7 +12,9 @@ def check_question(question: str, max_chars: int) -> None:
     """Return when ``question`` may be retrieved; otherwise raise :class:`QuestionRefused`.
 
     ``empty-question`` for an empty or whitespace-only question, ``question-too-long``
-    for one of more than ``max_chars`` characters. Reads nothing and calls nothing.
+    for one of more than ``max_chars`` characters, ``invalid-question`` for one that is
+    not Unicode text UTF-8 can carry (a lone surrogate, as a broken decoder leaves).
+    Reads nothing and calls nothing.
     """
     if not question or not question.strip():
         raise QuestionRefused(ErrorCode.EMPTY_QUESTION, "the question is empty")
@@ -20,3 +22,9 @@ def check_question(question: str, max_chars: int) -> None:
         raise QuestionRefused(
             ErrorCode.QUESTION_TOO_LONG, f"the question has {len(question)} characters; the bound is {max_chars}"
         )
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise QuestionRefused(
+            ErrorCode.INVALID_QUESTION, f"the question holds a lone surrogate at character {error.start}"
+        ) from None

@@ -3,15 +3,26 @@
 Every scope resolves to documents, each whole or limited to byte ranges, before any
 search: at most 10,000 documents; a metadata or Cypher scope that matches more keeps
 the first 10,000 by id and reports ``ScopeDocuments``. Only documents that exist count.
-A Cypher scope is the application's query: it runs once (never retried) in a read
-transaction with its timeout, and at most 100,000 of its rows are read (more is
-reported as ``ScopeRows``, and the documents are those of the rows read). Routes then
-search inside the scope, and every item and neighbour is checked against it again
-before it becomes evidence (:meth:`ResolvedScope.contains`).
+A Cypher scope is the application's query: it runs in the sandbox
+(:mod:`graphrag_orm.store.sandbox`: the text gate, the server's plan, then once, never
+retried, in a read transaction with its timeout), and at most 100,000 of its rows are
+read (more is reported as ``ScopeRows``, and the documents are those of the rows read).
+Its byte ranges are bounded too, because every scoped statement's work grows with the
+ranges times the chunks of their documents: a range inside another of its document is
+dropped (it adds nothing), and at most ``max_ranges`` (1,000; at most 10,000) are kept
+in all, the first by document id and start (more is reported as ``ScopeRanges``; a
+document whose every range was cut is left out, so a cut narrows the scope, never
+widens it). A query the sandbox
+refuses raises :class:`ScopeError` with the sandbox's code (``not-allowed``,
+``invalid-query``, ``not-read-only``, ``query-failed``); a query without a
+``documentId`` column, or with byte offsets that are not integers, ``invalid-scope``.
+Routes then search inside the scope, and every item and neighbour is checked against it
+again before it becomes evidence (:meth:`ResolvedScope.contains`).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -19,13 +30,16 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from graphrag_orm.codes import ErrorCode, LimitName
-from graphrag_orm.errors import ScopeError
+from graphrag_orm.errors import QueryRefused, ScopeError
 from graphrag_orm.retrieval.statements import METADATA_FIELDS, RetrievalStatements
 from graphrag_orm.store import Store
+from graphrag_orm.store.sandbox import CypherSandbox, SandboxLimits
 from graphrag_orm.values import Limit, Options
 
 __all__ = [
+    "DEFAULT_SCOPE_RANGES",
     "MAX_SCOPE_DOCUMENTS",
+    "MAX_SCOPE_RANGES",
     "MAX_SCOPE_ROWS",
     "CypherScope",
     "DocumentFilter",
@@ -41,6 +55,9 @@ __all__ = [
 MAX_SCOPE_DOCUMENTS = 10_000
 #: Rows of a Cypher scope's query read at most.
 MAX_SCOPE_ROWS = 100_000
+#: Byte ranges a Cypher scope may keep, in all its documents (``CypherScope.max_ranges``).
+DEFAULT_SCOPE_RANGES = 1_000
+MAX_SCOPE_RANGES = 10_000
 
 
 class DocumentsScope(Options):
@@ -75,12 +92,16 @@ class MetadataScope(Options):
 
 
 class CypherScope(Options):
-    """A read-only query returning ``documentId`` and optionally ``startByte`` and ``endByte``."""
+    """A read-only query returning ``documentId`` and optionally ``startByte`` and ``endByte``.
+
+    It runs in the sandbox; ``max_ranges`` bounds the byte ranges kept (``ScopeRanges``).
+    """
 
     kind: Literal["cypher"] = "cypher"
     cypher: str = Field(min_length=1, max_length=20_000)
     parameters: dict[str, Any] = Field(default_factory=dict)
     timeout_seconds: float = Field(10.0, ge=0.1, le=120.0)
+    max_ranges: int = Field(DEFAULT_SCOPE_RANGES, ge=1, le=MAX_SCOPE_RANGES)
 
 
 Scope = Annotated[DocumentsScope | SectionsScope | MetadataScope | CypherScope, Field(discriminator="kind")]
@@ -96,6 +117,8 @@ class ResolvedScope:
     limits: tuple[Limit, ...] = ()
     #: Chunks in the whole graph when the scope was resolved (sizes an over-fetch).
     total_chunks: int = 0
+    #: Per ranged document: range starts in order, and the farthest end reached so far.
+    _reach: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def document_ids(self) -> list[str]:
@@ -129,7 +152,20 @@ class ResolvedScope:
         if document_id not in self.ranges:
             return False
         spans = self.ranges[document_id]
-        return spans is None or any(start <= start_byte and end_byte <= end for start, end in spans)
+        if spans is None:
+            return True
+        # Some range holds the chunk when the farthest end of the ranges starting at or
+        # before it reaches its end: a bisection, not a scan of every range.
+        if document_id not in self._reach:
+            ordered = sorted(spans)
+            reach, farthest = [], -1
+            for _, end in ordered:
+                farthest = max(farthest, end)
+                reach.append(farthest)
+            self._reach[document_id] = ([start for start, _ in ordered], reach)
+        starts, reach = self._reach[document_id]
+        k = bisect.bisect_right(starts, start_byte)
+        return k > 0 and reach[k - 1] >= end_byte
 
 
 Ranges = dict[str, tuple[tuple[int, int], ...] | None]
@@ -138,13 +174,15 @@ Ranges = dict[str, tuple[tuple[int, int], ...] | None]
 class ScopeResolver:
     """Resolves scopes against one layout's graph; reads only."""
 
-    def __init__(self, store: Store, statements: RetrievalStatements) -> None:
+    def __init__(self, store: Store, statements: RetrievalStatements, sandbox: CypherSandbox | None = None) -> None:
         self.store = store
         self.statements = statements
+        self.sandbox = sandbox or CypherSandbox()
 
     async def resolve(self, scope: DocumentsScope | SectionsScope | MetadataScope | CypherScope) -> ResolvedScope:
-        """The scope's documents and ranges, counted; ``ScopeError("invalid-scope")`` when a
-        Cypher scope's query fails or returns no ``documentId`` column."""
+        """The scope's documents and ranges, counted. A Cypher scope's query the sandbox
+        refuses raises ``ScopeError`` with the sandbox's code; one that returns no
+        ``documentId`` column or offsets that are not integers, ``ScopeError("invalid-scope")``."""
         if isinstance(scope, DocumentsScope):
             existing, _ = await self._existing(scope.document_ids)
             return await self._counted(scope.kind, dict.fromkeys(existing), ())
@@ -186,19 +224,18 @@ class ScopeResolver:
 
     async def _cypher(self, scope: CypherScope) -> ResolvedScope:
         try:
-            result = await self.store.read(
+            result = await self.sandbox.run(
+                self.store,
                 scope.cypher,
                 scope.parameters,
+                limits=SandboxLimits(timeout_seconds=scope.timeout_seconds, max_rows=MAX_SCOPE_ROWS),
                 name="retrieval.scope.cypher",
-                timeout=scope.timeout_seconds,
-                max_rows=MAX_SCOPE_ROWS,
-                retry=False,
             )
-        except Exception as error:  # the application's query; report its failure by type
-            raise ScopeError(ErrorCode.INVALID_SCOPE, f"the scope query failed: {type(error).__name__}") from error
+        except QueryRefused as refused:
+            raise ScopeError(refused.code, f"the Cypher scope was refused: {refused.message}") from refused
         if "documentId" not in result.keys:
             raise ScopeError(ErrorCode.INVALID_SCOPE, "a Cypher scope must return a documentId column")
-        collected: dict[str, list[tuple[int, int]] | None] = {}
+        collected: dict[str, set[tuple[int, int]] | None] = {}
         for row in result:
             doc = row["documentId"]
             if not isinstance(doc, str):
@@ -207,17 +244,14 @@ class ScopeResolver:
             if start is None or end is None:
                 collected[doc] = None  # a whole document covers its ranges
             elif doc not in collected or collected[doc] is not None:
-                spans = collected.setdefault(doc, [])
+                spans = collected.setdefault(doc, set())
                 assert spans is not None
-                spans.append((int(start), int(end)))
+                spans.add((_offset(start), _offset(end)))
         existing, limits = await self._existing(sorted(collected))
         if result.truncated:
             limits = (Limit(name=LimitName.SCOPE_ROWS, value=MAX_SCOPE_ROWS), *limits)
-        ranges: Ranges = {}
-        for doc in existing:
-            spans = collected[doc]
-            ranges[doc] = None if spans is None else tuple(sorted(spans))
-        return await self._counted(scope.kind, ranges, limits)
+        ranges, cut = _bounded_ranges(collected, existing, scope.max_ranges)
+        return await self._counted(scope.kind, ranges, (*limits, *cut))
 
     async def _counted(self, kind: str, ranges: Ranges, limits: tuple[Limit, ...]) -> ResolvedScope:
         resolved = ResolvedScope(kind=kind, ranges=ranges, limits=limits)
@@ -232,6 +266,44 @@ class ScopeResolver:
             limits=limits,
             total_chunks=int(row.get("total") or 0),
         )
+
+
+def _offset(value: object) -> int:
+    """A byte offset a Cypher scope returned: an integer (or a float without a fraction)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ScopeError(ErrorCode.INVALID_SCOPE, "a Cypher scope's startByte and endByte must be integers")
+    return value
+
+
+def _bounded_ranges(
+    collected: dict[str, set[tuple[int, int]] | None], documents: Sequence[str], max_ranges: int
+) -> tuple[Ranges, tuple[Limit, ...]]:
+    """``documents`` (in id order) with their ranges: none inside another of its document,
+    at most ``max_ranges`` in all, the first by document and start; a document left
+    without ranges is left out."""
+    ranges: Ranges = {}
+    left = max_ranges
+    cut = False
+    for doc in documents:
+        spans = collected[doc]
+        if spans is None:
+            ranges[doc] = None
+            continue
+        kept: list[tuple[int, int]] = []
+        farthest: int | None = None
+        # By start, the longest first: a range ending within the farthest end so far is inside another.
+        for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+            if farthest is None or end > farthest:
+                kept.append((start, end))
+                farthest = end
+        if len(kept) > left:
+            cut, kept = True, kept[:left]
+        left -= len(kept)
+        if kept:
+            ranges[doc] = tuple(kept)
+    return ranges, ((Limit(name=LimitName.SCOPE_RANGES, value=max_ranges),) if cut else ())
 
 
 def _capped(ids: list[str]) -> tuple[list[str], tuple[Limit, ...]]:

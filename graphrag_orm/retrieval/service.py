@@ -8,7 +8,11 @@ budget, with their neighbours. With the graph route, whose anchors are the other
 routes' best chunks, the searches and the fusion are two statements around it. Then
 the budget, the context and the provenance. Embeddings are never read back. A failed
 or cancelled route fails the whole retrieval: it never quietly falls back to the
-routes that worked.
+routes that worked. A database error anywhere (a lost connection, a server restarted
+under the driver) is ``retrieval-failed``, never the driver's own exception; the
+store's reads are retried first, so the call after a restart finds a fresh connection.
+Caller-supplied Cypher (a scope, an expansion) runs in one sandbox
+(:class:`~graphrag_orm.store.sandbox.CypherSandbox`).
 """
 
 from __future__ import annotations
@@ -52,12 +56,13 @@ from graphrag_orm.retrieval.statements import RetrievalStatements
 from graphrag_orm.retrieval.vector import VectorRoute
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import server_version
+from graphrag_orm.store.sandbox import CypherSandbox
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
 
 __all__ = ["Retriever"]
 
-#: What a failing route raises; anything else (a cancellation, a bug) propagates as it is.
+#: What a failing route or read raises; anything else (a cancellation, a bug) propagates as it is.
 _ROUTE_ERRORS = (Neo4jError, DriverError, OSError)
 
 
@@ -97,7 +102,9 @@ class Retriever:
         self.statements = RetrievalStatements.of(
             model, self.vector_index, self.fulltext_index, embedding_set.similarity.value
         )
-        self.scopes = ScopeResolver(store, self.statements)
+        #: The one sandbox of caller-supplied Cypher: the scope's and the expansion's.
+        self.sandbox = CypherSandbox()
+        self.scopes = ScopeResolver(store, self.statements, self.sandbox)
         self.vector = VectorRoute(self.statements, embedder, embedding_set)
         self.full_text = FullTextRoute(self.statements)
         self.graph = GraphRoute(store, model, ontology) if ontology is not None else None
@@ -107,10 +114,13 @@ class Retriever:
         """Evidence for one standalone question (answers rewrite a follow-up before calling this).
 
         Raises ``QuestionRefused`` (``empty-question``, ``question-too-long``,
-        ``route-not-available`` for the graph route without an ontology) before any read,
-        ``ScopeError`` (``invalid-scope``) when a Cypher scope fails, ``EmbeddingRejected``
-        for an invalid query vector, and ``RetrievalFailed`` (``retrieval-failed``) when a
-        route, the fusion or the expansion fails; never partial evidence.
+        ``invalid-question``, ``route-not-available`` for the graph route without an
+        ontology) before any read, ``ScopeError`` when a Cypher scope is refused (the
+        sandbox's ``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``)
+        or is not a scope (``invalid-scope``), ``EmbeddingRejected`` for an invalid query
+        vector, and ``RetrievalFailed`` when a read, a route or the fusion fails
+        (``retrieval-failed``) or the sandbox refuses the expansion (its code); never
+        partial evidence.
         """
         options = options or self.options
         check_question(question, options.max_question_chars)
@@ -118,11 +128,16 @@ class Retriever:
             raise QuestionRefused(ErrorCode.ROUTE_NOT_AVAILABLE, "the graph route needs an ontology")
         with span(SpanName.RETRIEVE, routes=sorted(r.value for r in options.routes)) as traced:
             scope: ResolvedScope | None = None
-            if options.scope is not None:
-                scope = await self.scopes.resolve(options.scope)
-                traced.set("scope", scope.kind)
-                traced.set("scope_chunks", scope.chunks)
-            evidence = await self._retrieve(question, options, scope)
+            try:
+                if options.scope is not None:
+                    scope = await self.scopes.resolve(options.scope)
+                    traced.set("scope", scope.kind)
+                    traced.set("scope_chunks", scope.chunks)
+                evidence = await self._retrieve(question, options, scope)
+            except _ROUTE_ERRORS as error:
+                raise RetrievalFailed(
+                    ErrorCode.RETRIEVAL_FAILED, f"a database read failed: {type(error).__name__}"
+                ) from error
             traced.set("items", len(evidence.items))
             traced.set("context_items", len(evidence.context))
             traced.set("omitted_items", evidence.omitted_items)
@@ -241,7 +256,7 @@ class Retriever:
         if budget.items and options.neighbour_chunks:
             context += neighbours(budget.items, neighbours_of, scope)
         if options.expansion is not None:
-            rows, expansion_limits = await expand(self.store, options.expansion, budget.items, scope)
+            rows, expansion_limits = await expand(self.store, options.expansion, budget.items, scope, self.sandbox)
             context += rows
             limits += expansion_limits
         context, context_limits = bounded(context, options.max_context_utf8_bytes)

@@ -13,6 +13,9 @@ statement goes out through it:
   deadlock with a concurrent writer): the retry policy written once, for every writer.
 - :meth:`Store.execute` runs one auto-commit statement in WRITE mode: schema commands
   and ``CALL { ... } IN TRANSACTIONS``, which cannot run inside a transaction.
+- :meth:`StoreTransaction.explain` asks the server's plan of a statement without running
+  it (its query type and operators): the sandbox for caller-supplied Cypher
+  (:mod:`graphrag_orm.store.sandbox`) decides on it.
 
 Every session of one store shares a bookmark manager, so a read issued after a write
 through the same store sees that write, on a cluster as on a single server.
@@ -42,6 +45,7 @@ __all__ = [
     "DEFAULT_WRITE_ATTEMPTS",
     "MAX_WRITE_ATTEMPTS",
     "AccessMode",
+    "Plan",
     "Queries",
     "Result",
     "StatementEvent",
@@ -133,6 +137,25 @@ class Result:
         return [record[key] for record in self.records]
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What EXPLAIN says of one statement, which it does not run."""
+
+    #: ``r`` (read only), ``rw``, ``w`` or ``s`` (schema), as the server reports it.
+    query_type: str | None
+    #: Every operator of the plan tree, depth first, without the ``@database`` suffix.
+    operators: tuple[str, ...]
+
+
+def _operators(plan: Mapping[str, Any] | None) -> Iterator[str]:
+    if not plan:
+        return
+    operator = str(plan.get("operatorType") or "")
+    yield operator.split("@", 1)[0]
+    for child in plan.get("children") or ():
+        yield from _operators(child)
+
+
 class Queries(Protocol):
     """Something that runs statements: a :class:`StoreTransaction`, or a store's reader."""
 
@@ -183,6 +206,18 @@ class StoreTransaction:
             raise
         self._store._emit(name, self.mode, began, len(records), counters, None)
         return Result(keys, records, counters, truncated)
+
+    async def explain(self, cypher: str, parameters: Mapping[str, Any] | None = None, *, name: str = "explain") -> Plan:
+        """The server's plan of ``cypher`` (sent as ``EXPLAIN`` + ``cypher``), which is not run."""
+        began = time.perf_counter()
+        try:
+            result = await self._tx.run("EXPLAIN " + cypher, dict(parameters or {}))
+            summary = await result.consume()
+        except BaseException as error:
+            self._store._emit(name, self.mode, began, 0, {}, type(error).__name__)
+            raise
+        self._store._emit(name, self.mode, began, 0, {}, None)
+        return Plan(summary.query_type, tuple(_operators(summary.plan)))
 
 
 class _Reader:

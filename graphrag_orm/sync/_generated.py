@@ -29,7 +29,13 @@ if TYPE_CHECKING:
     from graphrag_orm.ingestion import IngestionReceipt
     from graphrag_orm.ingestion.receipts import DocumentOutcome, IngestionPreview
     from graphrag_orm.ingestion.service import IngestionService
-    from graphrag_orm.maintenance.reports import HealthReport, RemovalPreview, RemovalReport, ResetScope
+    from graphrag_orm.maintenance.reports import (
+        HealthReport,
+        RemovalPreview,
+        RemovalReport,
+        ResetScope,
+        StaleRunsReport,
+    )
     from graphrag_orm.maintenance.service import MaintenanceService
     from graphrag_orm.retrieval import RetrievalOptions
     from graphrag_orm.retrieval.service import Retriever
@@ -79,10 +85,13 @@ class SyncRetriever:
         """Evidence for one standalone question (answers rewrite a follow-up before calling this).
 
         Raises ``QuestionRefused`` (``empty-question``, ``question-too-long``,
-        ``route-not-available`` for the graph route without an ontology) before any read,
-        ``ScopeError`` (``invalid-scope``) when a Cypher scope fails, ``EmbeddingRejected``
-        for an invalid query vector, and ``RetrievalFailed`` (``retrieval-failed``) when a
-        route, the fusion or the expansion fails; never partial evidence.
+        ``invalid-question``, ``route-not-available`` for the graph route without an
+        ontology) before any read, ``ScopeError`` when a Cypher scope is refused (the
+        sandbox's ``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``)
+        or is not a scope (``invalid-scope``), ``EmbeddingRejected`` for an invalid query
+        vector, and ``RetrievalFailed`` when a read, a route or the fusion fails
+        (``retrieval-failed``) or the sandbox refuses the expansion (its code); never
+        partial evidence.
 
         Runs ``Retriever.retrieve`` on the sync loop and blocks until it ends.
         """
@@ -161,6 +170,19 @@ class SyncMaintenanceService:
         Runs ``MaintenanceService.preview`` on the sync loop and blocks until it ends.
         """
         return self._runner.run(self._service.preview, scope)
+
+    def fail_stale_runs(self) -> StaleRunsReport:
+        """Mark stale runs Failed, with a reason: ``Running``, no live lease, no progress for
+        longer than the stale time (see :mod:`graphrag_orm.maintenance.stale_runs`).
+
+        At most ``page_size`` runs in one write transaction; ``limits_reached`` names
+        ``StaleRuns`` when more may remain. Each run is checked again under its lock,
+        so a run whose heartbeat lands meanwhile stays Running. Nothing else changes:
+        its documents, leases and node stay (``reset()`` removes the node later).
+
+        Runs ``MaintenanceService.fail_stale_runs`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.fail_stale_runs)
 
     def check(self) -> HealthReport:
         """The health report (see :mod:`graphrag_orm.maintenance.health`); reads only.

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.database import TEST_PORT
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "graphrag-orm")
@@ -121,3 +124,64 @@ def test_migrations_revision_takes_an_ontology(tmp_path: Path) -> None:
     for bad in ("nowhere", "no.such.module:ONTOLOGY", "graphrag_orm.layout:Layout"):
         wrong = cli("migrations", "revision", str(chain), "--id", "0003_bad", "-m", "bad", "--ontology", bad)
         assert wrong.returncode != 0 and "Traceback" not in wrong.stderr, bad
+
+
+def test_two_migrations_apply_processes_at_once_apply_once_without_a_traceback(
+    bare_database: None, tmp_path: Path
+) -> None:
+    chain = tmp_path / "chain"
+    cli("migrations", "init", str(chain), check=True)
+    environment = dict(os.environ, COLUMNS="160")
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHRAG_EMBEDDING_MODEL", "GRAPHRAG_EMBEDDING_DIMENSIONS"):
+        environment.pop(name, None)
+    processes = [
+        subprocess.Popen(
+            [CLI, "migrations", "apply", "--dir", str(chain)],
+            cwd=ROOT,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [process.communicate(timeout=300) for process in processes]
+    everything = "".join(out + err for out, err in outputs)
+    assert [process.returncode for process in processes] == [0, 0], everything
+    assert "Traceback" not in everything
+    assert sorted("applied 0001_graphrag_schema" in out for out, _ in outputs) == [False, True], everything
+    assert sum("nothing to apply" in out for out, _ in outputs) == 1, everything
+    assert "0001_graphrag_schema" in cli("migrations", "status", "--dir", str(chain), check=True).stdout
+
+
+def test_neo4j_start_on_a_port_another_program_holds_is_refused_with_a_code() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = cli("neo4j", "start", "--home", "home-never-started", "--port", str(port))
+    assert result.returncode == 1
+    assert "(port-in-use)" in result.stderr and f"port {port}" in result.stderr
+    assert "started" not in result.stdout and "NEO4J_URI" not in result.stdout
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_neo4j_start_and_status_print_the_uri_of_the_port_the_home_runs_on(graph: None) -> None:
+    home = "home-test" if TEST_PORT == 7688 else f"home-test-{TEST_PORT}"
+    if not (ROOT / "tools" / "neo4j" / home / "run" / "port").is_file():
+        pytest.skip("the suite runs against a server it did not start")
+    started = cli("neo4j", "start", "--home", home, "--port", str(TEST_PORT), check=True)
+    assert "already running" in started.stdout
+    assert f"NEO4J_URI=bolt://127.0.0.1:{TEST_PORT}" in started.stdout
+    status = cli("neo4j", "status", "--home", home, env={"GRAPHRAG_NEO4J_PORT": "7999"}, check=True)
+    assert f"NEO4J_URI=bolt://127.0.0.1:{TEST_PORT}" in status.stdout
+
+
+def test_a_chain_folder_holding_a_file_that_is_not_utf8_is_refused_without_a_traceback(tmp_path: Path) -> None:
+    chain = tmp_path / "chain"
+    chain.mkdir()
+    (chain / "0001_latin1.json").write_bytes('{"message": "caf\u00e9"}'.encode("latin-1"))
+    result = cli("migrations", "apply", "--dir", str(chain))
+    assert result.returncode == 1
+    assert "(invalid-revision)" in result.stderr and "0001_latin1.json" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout

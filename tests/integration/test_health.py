@@ -5,20 +5,31 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from neo4j.exceptions import ServiceUnavailable
+
+from graphrag_orm.chunking import Chunker
 from graphrag_orm.codes import HealthFinding
+from graphrag_orm.embeddings import EmbeddingVectors, HashingEmbedder
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.ingestion import IngestionOptions, IngestionService, RunStatus
 from graphrag_orm.ingestion.leases import Leases
-from graphrag_orm.maintenance import HealthReport
+from graphrag_orm.maintenance import HealthReport, MaintenanceOptions
 from graphrag_orm.schema import RangeIndex, UniqueConstraint
-from graphrag_orm.store import Store
+from graphrag_orm.sources import Sources
+from graphrag_orm.store import Result, Store
 from tests.integration.maintenance_support import (
+    CHUNKER,
     MODEL,
     GraphKnowledge,
     add_fact,
     document_id,
     ingest,
     maintenance,
+    manual,
     scalar,
     seed_knowledge,
 )
@@ -207,12 +218,12 @@ async def test_knowledge_findings_come_from_the_extension_and_clear_when_fixed(s
     assert (await service.check()).healthy
 
 
-async def cli_check() -> tuple[int, str]:
+async def cli(*args: str) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
         "from graphrag_orm.cli import main; main()",
-        "check",
+        *args,
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
         stdout=asyncio.subprocess.PIPE,
@@ -223,6 +234,10 @@ async def cli_check() -> tuple[int, str]:
     return process.returncode, out.decode()
 
 
+async def cli_check() -> tuple[int, str]:
+    return await cli("check")
+
+
 async def test_cli_check_prints_findings_and_exits_1_when_unhealthy(store: Store, graph: None) -> None:
     await ingest(store, ["a"])
     assert await cli_check() == (0, "healthy: no findings\n")
@@ -231,3 +246,134 @@ async def test_cli_check_prints_findings_and_exits_1_when_unhealthy(store: Store
     code, out = await cli_check()
 
     assert code == 1 and "missing-embedding" in out and document_id("a") in out
+
+
+# --------------------------------------------------------------------------- stale runs
+
+
+async def add_run(store: Store, run_id: str, *, status: str = "Running", idle: str = "PT1H") -> None:
+    """A run node as a process that died would leave it: started and last stamped ``idle`` ago."""
+    await store.execute(
+        "CREATE (:IngestionRun {id: $id, status: $status, settingsFingerprint: 'x', "
+        "startedAt: datetime() - duration($idle), progressAt: datetime() - duration($idle)})",
+        {"id": run_id, "status": status, "idle": idle},
+    )
+
+
+async def run_status(store: Store, run_id: str) -> tuple[str, str | None]:
+    row = (
+        await store.read(
+            "MATCH (r:IngestionRun {id: $id}) RETURN r.status AS status, r.failureReason AS reason", {"id": run_id}
+        )
+    ).records[0]
+    return row["status"], row["reason"]
+
+
+async def test_stale_runs_are_found_until_fail_stale_runs_marks_them_failed_and_reset_removes_them(
+    store: Store, graph: None
+) -> None:
+    await add_run(store, "run-dead")  # killed an hour ago
+    await add_run(store, "run-fresh", idle="PT1S")  # stamped a second ago
+    await add_run(store, "run-leased")  # idle, but a live lease carries its id
+    await add_run(store, "run-done", status="Completed")
+    await Leases(store, MODEL, 600).acquire("some-document", "run-leased")
+    service = maintenance(store, options=MaintenanceOptions(stale_run_seconds=60))
+
+    report = await service.check()
+
+    assert only(report, HealthFinding.STALE_RUNS) == 1
+    assert report.findings[0].detail == "runs run-dead (no progress for over 60 s)"
+    failed = await service.fail_stale_runs()
+    assert failed.runs == ("run-dead",) and failed.limits_reached == ()
+    status, reason = await run_status(store, "run-dead")
+    assert status == "Failed" and reason is not None and "stale" in reason
+    assert await run_status(store, "run-fresh") == ("Running", None)
+    assert (await service.fail_stale_runs()).runs == ()
+    assert (await service.check()).healthy
+    await store.execute("MATCH (l:GraphRagLease) DELETE l")
+    removed = await service.reset()
+    assert removed.runs == 2  # run-dead (Failed) and run-done; the Running ones stay
+    assert await scalar(store.reader, "MATCH (r:IngestionRun) RETURN collect(r.id) AS ids") in (
+        ["run-fresh", "run-leased"],
+        ["run-leased", "run-fresh"],
+    )
+
+
+async def test_fail_stale_runs_is_bounded_by_the_page_and_says_more_remain(store: Store, graph: None) -> None:
+    for name in ("run-a", "run-b", "run-c"):
+        await add_run(store, name)
+    service = maintenance(store, options=MaintenanceOptions(stale_run_seconds=60, page_size=2))
+
+    first = await service.fail_stale_runs()
+    second = await service.fail_stale_runs()
+
+    assert first.runs == ("run-a", "run-b")
+    assert [(limit.name, limit.value) for limit in first.limits_reached] == [("StaleRuns", 2)]
+    assert second.runs == ("run-c",) and second.limits_reached == ()
+
+
+async def test_a_run_whose_final_write_was_lost_turns_stale_and_is_failed(store: Store, graph: None) -> None:
+    class _LosesTheFinish(Store):
+        async def execute(
+            self, cypher: str, parameters: Mapping[str, Any] | None = None, *, name: str = "execute"
+        ) -> Result:
+            if name == "ingestion.run.finish":
+                raise ServiceUnavailable("the connection was lost")
+            return await super().execute(cypher, parameters, name=name)
+
+    losing = _LosesTheFinish(store.driver, database=store.database)
+    receipt = await IngestionService(
+        losing,
+        MODEL,
+        OFFLINE_EMBEDDING_SET,
+        HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+        chunker=Chunker(CHUNKER),
+        options=IngestionOptions(lease_duration_seconds=1.0),
+    ).ingest([Sources.text("a", manual(0), media_type="text/markdown")])
+    assert receipt.status == RunStatus.COMPLETED and receipt.ingested == 1
+    assert await run_status(store, receipt.run_id) == ("Running", None)
+    service = maintenance(store, options=MaintenanceOptions(stale_run_seconds=1))
+    assert (await service.check()).healthy  # it wrote a document just now
+
+    await asyncio.sleep(1.2)
+
+    report = await service.check()
+    assert only(report, HealthFinding.STALE_RUNS) == 1 and receipt.run_id in (report.findings[0].detail or "")
+    assert (await service.fail_stale_runs()).runs == (receipt.run_id,)
+    assert (await run_status(store, receipt.run_id))[0] == "Failed"
+    await service.remove_source(document_id("a"))
+    assert (await service.reset()).runs == 1
+    assert await scalar(store.reader, "MATCH (r:IngestionRun) RETURN count(r) AS n") == 0
+
+
+async def test_a_running_run_stamps_its_progress_while_it_works(store: Store, graph: None) -> None:
+    class _Slow:
+        async def embed(self, texts: Sequence[str]) -> EmbeddingVectors:
+            await asyncio.sleep(0.5)
+            return await HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions).embed(texts)
+
+    ingestion = IngestionService(
+        store,
+        MODEL,
+        OFFLINE_EMBEDDING_SET,
+        _Slow(),
+        chunker=Chunker(CHUNKER),
+        options=IngestionOptions(lease_duration_seconds=1.0, embedding_batch_size=1, lanes=1),
+    )
+    receipt = await ingestion.ingest([Sources.text("a", manual(0), media_type="text/markdown")])
+    stamped = await scalar(
+        store.reader,
+        "MATCH (r:IngestionRun {id: $id}) RETURN duration.inSeconds(r.startedAt, r.progressAt).seconds AS s",
+        {"id": receipt.run_id},
+    )
+    assert receipt.elapsed_seconds > 2 and stamped >= 1
+
+
+async def test_cli_fail_stale_runs_names_the_runs_it_failed(store: Store, graph: None) -> None:
+    await add_run(store, "run-dead")
+
+    first = await cli("fail-stale-runs")
+    again = await cli("fail-stale-runs")
+
+    assert first[0] == 0 and "marked 1 stale run Failed" in first[1] and "run-dead" in first[1]
+    assert again == (0, "no stale runs\n")

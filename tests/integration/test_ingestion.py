@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 import pytest
 from opentelemetry import trace
@@ -14,14 +15,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import EmbeddingVectors, HashingEmbedder
-from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET, EmbeddingSet
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.ingestion import DocumentStatus, IngestionOptions, IngestionService, RunStatus
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retry import RetryOptions, RetryPolicy
 from graphrag_orm.sources import Source, Sources
-from graphrag_orm.store import AccessMode, StatementEvent, Store
+from graphrag_orm.store import AccessMode, Result, StatementEvent, Store, StoreTransaction
 from graphrag_orm.tokens import ByteEstimateCounter
 
 MODEL = for_layout(Layout.DEFAULT)
@@ -193,9 +194,22 @@ class _Scripted:
         self.shape = shape
         self.calls = 0
 
-    async def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+    async def embed(self, texts: Sequence[str]) -> Any:
         self.calls += 1
         good = [[1.0] + [0.0] * (DIMS - 1) for _ in texts]
+        if self.shape == "good":
+            return good
+        if self.shape == "none":
+            return None
+        if self.shape == "none-vector":
+            return [None, *good[1:]]
+        if self.shape == "generator":
+            return (vector for vector in good)
+        if self.shape in ("tokens-text", "tokens-fraction", "tokens-infinite"):
+            tokens = {"tokens-text": "many", "tokens-fraction": 1.5, "tokens-infinite": math.inf}[self.shape]
+            vectors = EmbeddingVectors(good)
+            vectors.input_tokens = tokens  # type: ignore[assignment]
+            return vectors
         if self.shape == "count":
             return good[:-1] or [[1.0] * DIMS, [1.0] * DIMS]
         if self.shape == "dimensions":
@@ -217,6 +231,12 @@ class _Scripted:
         ("nan", "invalid-embedding"),
         ("zero", "invalid-embedding"),
         ("huge", "invalid-embedding"),
+        ("none", "embedding-count"),
+        ("none-vector", "invalid-embedding"),
+        ("generator", "embedding-count"),
+        ("tokens-text", "embedding-failed"),
+        ("tokens-fraction", "embedding-failed"),
+        ("tokens-infinite", "embedding-failed"),
     ],
 )
 async def test_a_bad_vector_fails_its_document_with_a_code_and_writes_nothing(
@@ -328,6 +348,8 @@ async def test_more_sources_than_max_documents_is_reported(graph: None, store: S
         {"lanes": 9},
         {"max_documents": 0},
         {"max_document_bytes": 10},
+        {"max_chunks_per_document": 0},
+        {"max_chunks_per_document": 15_001},
     ],
 )
 def test_options_outside_their_bounds_are_refused(options: dict[str, int]) -> None:
@@ -382,3 +404,136 @@ async def test_spans_carry_ids_counts_and_codes_but_no_text_paths_or_uris(
             for word in forbidden:
                 assert word not in str(value), (recorded.name, key)
         assert all(word not in recorded.name for word in forbidden)
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+async def test_a_document_of_more_chunks_than_the_bound_fails_document_too_large_before_any_model_call(
+    graph: None, store: Store
+) -> None:
+    embedder = _Scripted("good")
+    small, large = corpus(1)[0], Sources.text("large", GUIDE * 8, media_type="text/markdown")
+    ingestion = service(store, embedder, max_chunks_per_document=12)
+    planned = len(ingestion.chunker.plan(await ingestion.loaders.load(large)).chunks)
+    assert planned > 12 >= len(ingestion.chunker.plan(await ingestion.loaders.load(small)).chunks)
+
+    preview = await ingestion.preview([small, large])
+    receipt = await ingestion.ingest([large, small])
+
+    assert [(p.status.value, p.error_code) for p in preview.documents] == [
+        ("New", None),
+        ("Failed", "document-too-large"),
+    ]
+    assert [(o.status, o.error_code) for o in receipt.documents] == [
+        (DocumentStatus.FAILED, "document-too-large"),
+        (DocumentStatus.INGESTED, None),
+    ]
+    assert embedder.calls == receipt.embedding_calls == receipt.documents[1].embedding_calls
+    limits = [(limit.name, limit.value) for limit in receipt.limits_reached]
+    assert limits == [("MaxChunksPerDocument", 12)] == [(limit.name, limit.value) for limit in preview.limits_reached]
+    assert await scalar(store, "MATCH (d:Document) RETURN count(d)") == 1
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN count(l)") == 0
+
+
+async def test_the_chunk_bound_shrinks_with_the_dimensions_to_at_most_six_million_coordinates(
+    graph: None, store: Store
+) -> None:
+    wide = EmbeddingSet(model="wide", dimensions=4_000)  # 6,000,000 // 4,000 = 1,500 chunks
+    ingestion = IngestionService(
+        store, MODEL, wide, _Scripted("good"), chunker=Chunker(ChunkerOptions(max_utf8_bytes=128))
+    )
+    assert ingestion.options.max_chunks_per_document == 5_000 and ingestion.chunk_bound == 1_500
+    large = Sources.text("wide", GUIDE * 510, media_type="text/markdown")  # 1,530 chunks
+
+    preview = await ingestion.preview([large])
+
+    assert [(p.status.value, p.error_code) for p in preview.documents] == [("Failed", "document-too-large")]
+    assert [(limit.name, limit.value) for limit in preview.limits_reached] == [("MaxChunksPerDocument", 1_500)]
+
+
+# --------------------------------------------------------------------------- cancellation
+
+
+class _CancellingStore(Store):
+    """The suite's database, with the ingest task cancelled once at one stage of a document.
+
+    ``insert-in-flight`` cancels while the lease insert is on its way and lets the insert
+    commit (the case that leaked); ``release-in-flight`` likewise for the release.
+    """
+
+    def __init__(self, store: Store, stage: str) -> None:
+        super().__init__(store.driver, database=store.database)
+        self.stage = stage
+        self.victim: asyncio.Task[Any] | None = None
+        self.fired = False
+        if stage == "write-transaction":
+            self.add_hook(self._during_write)
+
+    def cancel(self, stage: str) -> None:
+        if self.stage == stage and not self.fired and self.victim is not None:
+            self.fired = True
+            self.victim.cancel()
+
+    def _during_write(self, event: StatementEvent) -> None:
+        if event.name == "ingestion.document.chunks":
+            self.cancel("write-transaction")
+
+    async def execute(
+        self, cypher: str, parameters: Mapping[str, Any] | None = None, *, name: str = "execute"
+    ) -> Result:
+        in_flight = {"ingestion.lease.insert": "insert-in-flight", "ingestion.lease.release": "release-in-flight"}
+        if name in in_flight and self.stage == in_flight[name] and not self.fired:
+            statement = asyncio.ensure_future(super().execute(cypher, parameters, name=name))
+            self.cancel(in_flight[name])
+            return await asyncio.shield(statement)
+        result = await super().execute(cypher, parameters, name=name)
+        if name == "ingestion.lease.insert":
+            self.cancel("after-lease-insert")
+        return result
+
+    async def write(self, work: Callable[[StoreTransaction], Awaitable[Any]], **options: Any) -> Any:
+        value = await super().write(work, **options)
+        self.cancel("after-commit")
+        return value
+
+
+class _CancelsWhileEmbedding:
+    def __init__(self, cancelling: _CancellingStore) -> None:
+        self.cancelling = cancelling
+
+    async def embed(self, texts: Sequence[str]) -> EmbeddingVectors:
+        self.cancelling.cancel("embedding")
+        await asyncio.sleep(0)
+        return await HashingEmbedder(DIMS).embed(texts)
+
+
+STAGES = [
+    "insert-in-flight",
+    "after-lease-insert",
+    "embedding",
+    "write-transaction",
+    "after-commit",
+    "release-in-flight",
+]
+
+
+@pytest.mark.parametrize("stage", STAGES)
+async def test_a_cancel_at_any_stage_of_a_document_leaves_no_lease_and_the_next_run_completes(
+    graph: None, store: Store, stage: str
+) -> None:
+    cancelling = _CancellingStore(store, stage)
+    ingestion = service(cancelling, _CancelsWhileEmbedding(cancelling), documents_in_flight=1)
+    sources = corpus(3)
+    cancelling.victim = asyncio.create_task(ingestion.ingest(sources))
+
+    with pytest.raises(asyncio.CancelledError):
+        await cancelling.victim
+
+    assert cancelling.fired
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN count(l)") == 0
+    assert await scalar(store, "MATCH (r:IngestionRun) RETURN collect(r.status)") == ["Failed"]
+    receipt = await service(store).ingest(sources)
+    assert receipt.status == RunStatus.COMPLETED
+    assert all(o.status in (DocumentStatus.INGESTED, DocumentStatus.UNCHANGED) for o in receipt.documents), receipt
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN count(l)") == 0

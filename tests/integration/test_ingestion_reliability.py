@@ -1,4 +1,5 @@
-"""Reliability with real processes: concurrent workers, SIGKILL at random points, a server stopped mid-run.
+"""Reliability with real processes: concurrent workers, SIGKILL at random points, a server stopped mid-run,
+and cancellation at random points of a run in this process.
 
 Each check reads the graph with independent queries: every document present is whole
 (its chunk count is what the chunker plans, every chunk has its vector and its edges),
@@ -15,13 +16,20 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from graphrag_orm.chunking import Chunker
+from graphrag_orm.codes import HealthFinding
+from graphrag_orm.embeddings import EmbeddingVectors, HashingEmbedder
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.ingestion import DocumentStatus, IngestionOptions, IngestionService
+from graphrag_orm.layout import Layout
 from graphrag_orm.localdb import LocalDbSettings, start, stop
+from graphrag_orm.maintenance import MaintenanceOptions, MaintenanceService
+from graphrag_orm.models import for_layout
 from graphrag_orm.sources import Sources
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import ConnectionSettings, open_store
@@ -29,6 +37,7 @@ from tests.database import wipe_data
 from tests.integration.ingest_worker import BASE_URI, CHUNKER
 
 pytestmark = pytest.mark.slow
+MODEL = for_layout(Layout.DEFAULT)
 ROOT = Path(__file__).resolve().parents[2]
 
 WORDS = [
@@ -144,7 +153,7 @@ def assert_whole(state: dict[str, object], planned: dict[str, int]) -> None:
     assert state["next"] == sum(planned[d] - 1 for d in documents)
 
 
-@pytest.mark.parametrize("workers", [2, 4])
+@pytest.mark.parametrize("workers", [2, 4, 6])
 async def test_concurrent_workers_ingest_each_document_exactly_once(
     graph: None, store: Store, tmp_path: Path, workers: int
 ) -> None:
@@ -170,8 +179,19 @@ async def test_a_worker_killed_at_random_points_leaves_documents_whole_or_absent
 ) -> None:
     planned = write_corpus(tmp_path / "corpus", 60, seed=11)
     rng = random.Random(2026)
-    lease = 2.0
-    for trial in range(10):
+    # Short leases for the worker that is killed; the rerun (in this process, to spare a
+    # second start-up per trial) takes over what expired.
+    lease = 1.0
+    stale = MaintenanceService(store, MODEL, OFFLINE_EMBEDDING_SET, options=MaintenanceOptions(stale_run_seconds=lease))
+    rerun = IngestionService(
+        store,
+        MODEL,
+        OFFLINE_EMBEDDING_SET,
+        HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+        chunker=Chunker(CHUNKER),
+        options=IngestionOptions(embedding_batch_size=4),
+    )
+    for trial in range(20):
         await wipe_data(store)
         # About 0.15 s per embedding call, two lanes: a run lasts five seconds or more.
         process = worker(tmp_path / "corpus", "--lease", str(lease), "--delay", "0.15")
@@ -184,12 +204,67 @@ async def test_a_worker_killed_at_random_points_leaves_documents_whole_or_absent
         assert len(killed["documents"]) < len(planned), f"trial {trial}: the kill came after the run ended"  # type: ignore[arg-type]
 
         await asyncio.sleep(lease + 0.5)  # the killed worker's leases expire and are taken over
-        receipt = receipt_of(worker(tmp_path / "corpus", "--lease", str(lease)))
-        assert all(o["status"] in ("Ingested", "Unchanged") for o in receipt["documents"]), receipt  # type: ignore[attr-defined]
+        # The killed run (if it had begun) stays Running: stale, until marked Failed.
+        running = await store.read("MATCH (r:IngestionRun {status: 'Running'}) RETURN count(r) AS n")
+        assert (await stale.check()).count(HealthFinding.STALE_RUNS) == running.value("n", 0), f"trial {trial}"
+        assert len((await stale.fail_stale_runs()).runs) == running.value("n", 0)
+        receipt = await rerun.ingest(Sources.folder(tmp_path / "corpus", base_uri=BASE_URI))
+        assert all(o.status in (DocumentStatus.INGESTED, DocumentStatus.UNCHANGED) for o in receipt.documents), receipt
         final = await graph_state(store)
         assert set(final["documents"]) == set(planned)  # type: ignore[arg-type]
         assert_whole(final, planned)
         assert final["leases"] == 0
+
+
+class _PacedEmbedder:
+    """The offline embedder with a short pause per call, so cancels land at every stage of a document."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.inner = HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions)
+        self.rng = rng
+
+    async def embed(self, texts: Sequence[str]) -> EmbeddingVectors:
+        await asyncio.sleep(self.rng.uniform(0.02, 0.08))
+        return await self.inner.embed(texts)
+
+
+async def test_cancels_at_random_points_of_a_run_leave_no_lease_and_the_next_run_completes(
+    graph: None, store: Store, tmp_path: Path
+) -> None:
+    planned = write_corpus(tmp_path / "corpus", 200, seed=13)
+    sources = list(Sources.folder(tmp_path / "corpus", base_uri=BASE_URI))
+    rng = random.Random(1212)
+    ingestion = IngestionService(
+        store,
+        MODEL,
+        OFFLINE_EMBEDDING_SET,
+        _PacedEmbedder(rng),
+        chunker=Chunker(CHUNKER),
+        options=IngestionOptions(embedding_batch_size=4, documents_in_flight=8),
+    )
+    cancelled = 0
+    for trial in range(20):
+        run = asyncio.create_task(ingestion.ingest(sources))
+        await asyncio.sleep(rng.uniform(0.05, 0.6))
+        if run.done():  # the run finished first: nothing left to cancel
+            break
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        cancelled += 1
+        state = await graph_state(store)
+        assert state["leases"] == 0, f"trial {trial}: {state['leases']} leases left"
+        assert_whole(state, planned)
+    assert cancelled >= 15, "most trials cancelled a run in progress"
+
+    receipt = await ingestion.ingest(sources)
+    assert all(o.status in (DocumentStatus.INGESTED, DocumentStatus.UNCHANGED) for o in receipt.documents), receipt
+    final = await graph_state(store)
+    assert set(final["documents"]) == set(planned)  # type: ignore[arg-type]
+    assert_whole(final, planned)
+    assert final["leases"] == 0
+    statuses = await store.read("MATCH (r:IngestionRun) RETURN r.status AS status, count(*) AS runs")
+    assert {row["status"]: row["runs"] for row in statuses} == {"Failed": cancelled, "Completed": 1}
 
 
 @pytest.fixture

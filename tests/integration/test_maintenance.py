@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import neo4j
 import pytest
 
 from graphrag_orm.codes import HealthFinding
@@ -23,6 +24,7 @@ from graphrag_orm.maintenance import MaintenanceOptions, ResetScope
 from graphrag_orm.maintenance.reports import MAX_FACT_UPDATES
 from graphrag_orm.sources import Sources
 from graphrag_orm.store import AccessMode, StatementEvent, Store
+from graphrag_orm.store.connection import ConnectionSettings
 from tests.integration.maintenance_support import (
     MODEL,
     GraphKnowledge,
@@ -469,6 +471,65 @@ async def test_every_statement_of_a_removal_is_named_and_a_batch_writes_in_one_w
     # The hook sees what each statement changed: exactly what the report counts.
     assert sum(event.counters.get("nodes_deleted", 0) for event in events) == 1 + report.sections + report.chunks
     assert sum(event.counters.get("relationships_deleted", 0) for event in events) == report.links
+
+
+# --------------------------------------------------------------------------- racing an ingest
+
+
+async def test_a_removal_meeting_nodes_linked_after_it_deleted_the_links_is_retried_and_removes_them_whole(
+    store: Store, graph: None, neo4j_settings: ConnectionSettings
+) -> None:
+    receipt = await ingest(store, ["a", "b"])
+    doc = document_id("a")
+    other = await document_shape(store, document_id("b"))
+    late = neo4j.GraphDatabase.driver(neo4j_settings.uri, auth=(neo4j_settings.user, neo4j_settings.password))
+    fired: list[str] = []
+
+    def write_new_version_parts(event: StatementEvent) -> None:
+        # After the batch deleted the links it surveyed, another writer commits a section and
+        # a chunk of the document, linked to each other (new nodes: no lock is waited for).
+        if event.name == "maintenance.remove.round" and not fired:
+            fired.append(event.name)
+            late.execute_query(
+                "CREATE (c:Chunk {id: 'late-chunk', documentId: $doc, runId: $run, order: 99, text: 'x', "
+                "startByte: 0, endByte: 1}) "
+                "CREATE (s:Section {id: 'late-section', documentId: $doc, runId: $run, title: 't', level: 1, "
+                "order: 99, startByte: 0, endByte: 1}) "
+                "CREATE (c)-[:IN_SECTION {runId: $run}]->(s)",
+                {"doc": doc, "run": receipt.run_id},
+                database_=neo4j_settings.database,
+            )
+
+    remove_hook = store.add_hook(write_new_version_parts)
+    try:
+        report = await maintenance(store).remove_source(doc)
+    finally:
+        remove_hook()
+        late.close()
+
+    assert fired and report.documents == 1
+    assert await document_shape(store, doc) == dict.fromkeys(other, 0)
+    assert await document_shape(store, document_id("b")) == other
+
+
+async def test_removals_racing_ingests_of_new_versions_never_raise_and_leave_each_document_whole_or_absent(
+    store: Store, graph: None
+) -> None:
+    ingestion, service = ingestion_service(store), maintenance(store)
+    doc = document_id("raced")
+    outcomes: list[str] = []
+    for i in range(90):
+        version = Sources.text("raced", manual(i) + f"\n\nRevision {i}.\n", media_type="text/markdown")
+        receipt, report = await asyncio.gather(ingestion.ingest([version]), service.remove_source(doc))
+        outcomes.append(receipt.documents[0].error_code or receipt.documents[0].status.value)
+        shape = await document_shape(store, doc)
+        if shape["document"]:
+            assert shape["chunks"] > 0 and shape["IN_DOCUMENT"] == shape["chunks"], (i, shape)
+        else:
+            assert shape == dict.fromkeys(shape, 0), (i, shape)
+        assert report.documents <= 1
+    assert set(outcomes) <= {"Ingested", "lease-held", "write-failed"}, outcomes
+    assert (await service.check()).healthy
 
 
 # --------------------------------------------------------------------------- a removal killed mid-way

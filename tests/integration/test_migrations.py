@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,10 @@ from graphrag_orm.migrate import (
     next_revision,
     write_revision,
 )
+from graphrag_orm.migrate.lock import LOCK_CONSTRAINT, ensure_lock_constraint
 from graphrag_orm.schema import Schema
-from graphrag_orm.store import Store
+from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.store.connection import ConnectionSettings, open_store
 from graphrag_orm.store.introspection import read_live_schema
 
 SET_64 = EmbeddingSet(model="test-model", dimensions=64)
@@ -205,9 +209,7 @@ async def test_next_revision_moves_to_a_new_embedding_set_and_downgrade_restores
     assert (await migrator.status()).database_head == "0001_app"
 
     await migrator.downgrade("base")
-    assert await read_live_schema(store) == {
-        "graphrag_migration_revision_unique": live["graphrag_migration_revision_unique"]
-    }
+    assert set(await read_live_schema(store)) == {"graphrag_migration_revision_unique", LOCK_CONSTRAINT}
 
 
 async def test_check_reports_missing_and_unexpected_without_changing_anything(
@@ -229,3 +231,86 @@ async def test_the_toolkit_chain_matches_the_declared_default_schema() -> None:
     chain = Chain.load()
     declared = {d.name: d for d in Schema.definitions(Layout.DEFAULT, OFFLINE_EMBEDDING_SET)}
     assert chain.definitions_at() == declared
+
+
+async def _lock_rows(store: Store) -> int:
+    return int((await store.read("MATCH (l:GraphRagMigrationLock) RETURN count(l) AS n")).value("n", 0))
+
+
+async def _hold_lock(store: Store, *, expires_in_seconds: int) -> None:
+    """A lock as another process would leave it: held by someone else until ``expires_in_seconds`` from now."""
+    await ensure_lock_constraint(store)
+
+    async def work(tx: StoreTransaction) -> None:
+        await tx.run(
+            "CREATE (:GraphRagMigrationLock {id: 'lock', owner: 'someone-else', holder: 'build-7 pid 4242', "
+            "since: datetime(), expiresAt: datetime() + duration({seconds: $seconds})})",
+            {"seconds": expires_in_seconds},
+        )
+
+    await store.write(work)
+
+
+async def test_two_applies_at_once_on_a_bare_database_apply_once_and_the_other_finds_it_up_to_date(
+    bare_database: None, store: Store, neo4j_settings: ConnectionSettings, tmp_path: Path
+) -> None:
+    folder = _chain_dir(tmp_path)
+    other = await open_store(neo4j_settings)  # a second driver, as a second process would have
+    try:
+        reports = await asyncio.gather(
+            Migrator(store, Chain.load(folder)).apply(), Migrator(other, Chain.load(folder)).apply()
+        )
+    finally:
+        await other.driver.close()
+    assert sorted(report.applied for report in reports) == [(), ("0001_app",)]
+    migrator = Migrator(store, Chain.load(folder))
+    assert [entry.revision for entry in await migrator.journal()] == ["0001_app"]
+    assert (await migrator.check()).ok
+    assert await _lock_rows(store) == 0
+
+
+async def test_an_apply_while_another_process_holds_the_lock_is_refused_with_migration_in_progress(
+    bare_database: None, store: Store, tmp_path: Path
+) -> None:
+    await _hold_lock(store, expires_in_seconds=300)
+    began = time.monotonic()
+    with pytest.raises(MigrationError) as refused:
+        await Migrator(store, Chain.load(_chain_dir(tmp_path)), lock_wait_seconds=1).apply()
+    assert 1.0 <= time.monotonic() - began < 10.0
+    assert refused.value.code == "migration-in-progress"
+    assert "build-7 pid 4242" in refused.value.message
+    assert set(await read_live_schema(store)) == {LOCK_CONSTRAINT}  # nothing applied, not even the journal
+    assert await _lock_rows(store) == 1  # the other's lock is left alone
+
+
+async def test_an_apply_waits_for_the_lock_and_goes_on_once_it_is_released(
+    bare_database: None, store: Store, tmp_path: Path
+) -> None:
+    await _hold_lock(store, expires_in_seconds=300)
+
+    async def release_later() -> None:
+        await asyncio.sleep(1.5)
+        await store.execute("MATCH (l:GraphRagMigrationLock) DELETE l")
+
+    releaser = asyncio.create_task(release_later())
+    report = await Migrator(store, Chain.load(_chain_dir(tmp_path)), lock_wait_seconds=30).apply()
+    await releaser
+    assert report.applied == ("0001_app",)
+    assert await _lock_rows(store) == 0
+
+
+async def test_a_lock_left_by_a_killed_apply_is_taken_over_once_it_has_expired(
+    bare_database: None, store: Store, tmp_path: Path
+) -> None:
+    await _hold_lock(store, expires_in_seconds=-1)
+    report = await Migrator(store, Chain.load(_chain_dir(tmp_path)), lock_wait_seconds=0).apply()
+    assert report.applied == ("0001_app",)
+    assert await _lock_rows(store) == 0
+
+
+def test_the_lock_wait_is_bounded(tmp_path: Path) -> None:
+    chain = Chain.load(_chain_dir(tmp_path))
+    for wait in (-1.0, 3601.0):
+        with pytest.raises(MigrationError) as refused:
+            Migrator(Store(), chain, lock_wait_seconds=wait)
+        assert refused.value.code == "invalid-option"

@@ -7,14 +7,17 @@ with a few deliberate mistakes whose pruning the tests check.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+import pytest
 from neo4j.time import DateTime
 from neomodel import StringProperty
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.extraction import ExtractionOptions, Extractor, KnowledgeWriter, PruneReason
 from graphrag_orm.ingestion import DocumentStatus, IngestionReceipt, IngestionService
 from graphrag_orm.layout import Layout
@@ -477,3 +480,35 @@ async def test_an_application_subclass_with_its_own_property_is_written_and_kept
             ["Ines Duarte", "Duarte", "PE-4471"]
         ]
         assert await facts_of(store, ("WORKS_FOR",)) == {("Ines Duarte", "WORKS_FOR", "Lumen Freight")}
+
+
+# ----------------------------------------------------------------- injection through a name
+
+
+INJECTION = "X, e.pwned = true //"
+
+
+async def test_an_injected_extra_label_is_refused_before_anything_is_written(graph: None, store: Store) -> None:
+    """The issue's payload: once joined into ``SET e:{labels}``, it set pwned=true on every thing."""
+    before = await rows(store, "MATCH (n) RETURN count(n)")
+    attempts = [
+        lambda: dataclasses.replace(generic.ONTOLOGY, extra_labels=(INJECTION,)),
+        lambda: dataclasses.replace(
+            generic.ONTOLOGY.with_neo4j_graphrag_entities(), extra_labels=("__Entity__", INJECTION)
+        ),
+        lambda: Ontology(name="x", classes=generic.ONTOLOGY.classes, facts=(), extra_labels=(INJECTION,)),
+    ]
+    for attempt in attempts:
+        with pytest.raises(ConfigurationError) as refused:
+            hostile = attempt()
+            # Never reached: the ontology is refused where it is built, before any statement exists.
+            await ingest_one(ingestion(store, hostile, GENERIC_REPLY), Sources.text("generic/lumen", GENERIC_TEXT))
+        assert refused.value.code == "invalid-ontology" and INJECTION in refused.value.message
+    with pytest.raises(ConfigurationError) as refused:
+        layout = Layout.DEFAULT.replace(chunk_label=INJECTION)
+        await ingest_one(ingestion(store, generic.ONTOLOGY, GENERIC_REPLY, layout), Sources.text("g/l", GENERIC_TEXT))
+    assert refused.value.code == "invalid-layout"
+
+    assert await rows(store, "MATCH (n) RETURN count(n)") == before
+    assert await rows(store, "MATCH (n) WHERE n.pwned IS NOT NULL RETURN count(n)") == [[0]]
+    assert await rows(store, "MATCH ()-[r]->() WHERE r.pwned IS NOT NULL RETURN count(r)") == [[0]]

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
-from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.errors import ConfigurationError, QueryRefused
 from graphrag_orm.evidence import Route, ScopeStrategy
 from graphrag_orm.ingestion import IngestionService
 from graphrag_orm.layout import Layout
+from graphrag_orm.localdb import LocalDbSettings, start, stop
+from graphrag_orm.migrate import Chain, Migrator
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import (
     CypherExpansion,
@@ -26,10 +29,13 @@ from graphrag_orm.retrieval import (
     RetrievalOptions,
     Retriever,
     Retrievers,
+    ScopeError,
     SectionsScope,
 )
 from graphrag_orm.sources import Source, SourceMetadata, Sources
 from graphrag_orm.store import Store
+from graphrag_orm.store.connection import ConnectionSettings, open_store
+from tests.database import TEST_PORT
 
 MODEL = for_layout(Layout.DEFAULT)
 DIMS = OFFLINE_EMBEDDING_SET.dimensions
@@ -116,7 +122,9 @@ async def test_the_budget_cuts_at_a_code_point_and_reports_what_it_left_out(
     options = RetrievalOptions(max_utf8_bytes=64, max_items=3)
     evidence = await retriever.retrieve("Émile sells espresso in Zürich café", options)
     assert evidence.utf8_bytes <= 64
-    assert sum(len(item.text.encode()) for item in evidence.items) == evidence.utf8_bytes
+    assert sum(len(item.text.encode()) + len((item.title or "").encode()) for item in evidence.items) == (
+        evidence.utf8_bytes
+    )
     last = evidence.items[-1]
     assert last.end_byte - last.start_byte == len(last.text.encode())
     names = {limit.name for limit in evidence.limits_reached}
@@ -359,3 +367,137 @@ async def test_values_cut_in_expansion_rows_are_reported(corpus: list[Source], r
     (row,) = [json.loads(c.text) for c in kept.context if c.reason == "cypher-expansion"]
     assert len(row["numbers"]) == 1_000
     assert not {"ExpansionListItems", "ExpansionText"} & {limit.name for limit in kept.limits_reached}
+
+
+async def test_a_cypher_scope_or_expansion_that_reads_a_file_is_refused_with_the_sandbox_code(
+    corpus: list[Source], retriever: Retriever
+) -> None:
+    reading = CypherScope(cypher="LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row[0] AS documentId")
+    with pytest.raises(ScopeError) as scoped:
+        await retriever.retrieve("caliper", RetrievalOptions(scope=reading))
+    assert scoped.value.code == "not-allowed" and isinstance(scoped.value.__cause__, QueryRefused)
+
+    for attack in (
+        "LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row",
+        "CALL dbms.listConfig() YIELD name, value RETURN name, value",
+        "SHOW TRANSACTIONS YIELD currentQuery, parameters RETURN currentQuery, parameters",
+    ):
+        with pytest.raises(RetrievalFailed) as failed:
+            await retriever.retrieve("caliper", Retrievers.hybrid_cypher(attack))
+        assert failed.value.code == "not-allowed", attack
+
+
+async def test_a_cypher_expansion_that_may_write_is_not_read_only(corpus: list[Source], retriever: Retriever) -> None:
+    writing = Retrievers.vector_cypher("MATCH (d:Document) SET d.pwned = true RETURN d.id AS id")
+    with pytest.raises(RetrievalFailed) as failed:
+        await retriever.retrieve("caliper", writing)
+    assert failed.value.code == "not-read-only"
+
+
+async def test_a_cypher_scope_keeps_at_most_the_range_bound_and_reports_it(
+    corpus: list[Source], retriever: Retriever
+) -> None:
+    recall, tyres = corpus[0].document_id, corpus[1].document_id
+    scope = CypherScope(
+        cypher="UNWIND $docs AS doc UNWIND range(0, 1199) AS i RETURN doc AS documentId, i AS startByte, "
+        "i + 100000 AS endByte",
+        parameters={"docs": [recall, tyres]},
+    )
+    resolved = await retriever.scopes.resolve(scope)
+    kept = {doc: len(spans or ()) for doc, spans in resolved.ranges.items()}
+    first = min(recall, tyres)
+    assert kept == {first: 1_000}, "the first ranges by document id and start; a document left with none is out"
+    assert ("ScopeRanges", 1_000) in [(limit.name, limit.value) for limit in resolved.limits]
+    evidence = await retriever.retrieve("caliper tyres", RetrievalOptions(scope=scope))
+    assert {item.document_id for item in evidence.items} <= {first}
+    assert ("ScopeRanges", 1_000) in [(limit.name, limit.value) for limit in evidence.limits_reached]
+
+    # A range inside another adds nothing: dropped, with no limit reached.
+    nested = CypherScope(
+        cypher="UNWIND range(0, 1999) AS i RETURN $doc AS documentId, i AS startByte, 4000 - i AS endByte",
+        parameters={"doc": recall},
+    )
+    inside = await retriever.scopes.resolve(nested)
+    assert inside.ranges == {recall: ((0, 4000),)} and not inside.limits
+    wider = await retriever.scopes.resolve(scope.model_copy(update={"max_ranges": 2_400}))
+    assert {doc: len(spans or ()) for doc, spans in wider.ranges.items()} == {recall: 1_200, tyres: 1_200}
+    assert not wider.limits
+
+
+async def test_a_question_of_one_long_hyphenated_word_searches_instead_of_failing(
+    corpus: list[Source], retriever: Retriever
+) -> None:
+    question = "-".join(["b"] * 2_000)[:3_999]
+    evidence = await retriever.retrieve(question, Retrievers.hybrid())
+    assert evidence.provenance is not None
+    words = " ".join(f"日本語{i}" for i in range(300))
+    mixed = await retriever.retrieve(f"caliper {words} {'x-' * 500}", Retrievers.hybrid())
+    assert any("caliper" in item.text for item in mixed.items)
+
+
+async def test_a_question_with_a_lone_surrogate_is_refused_as_an_invalid_question(retriever: Retriever) -> None:
+    with pytest.raises(QuestionRefused) as refused:
+        await retriever.retrieve("caliper \ud800 recall")
+    assert refused.value.code == "invalid-question"
+
+
+@pytest.fixture
+def own_server() -> Iterator[LocalDbSettings]:
+    """A server of this test's own, to restart under a live retriever (the suite's stays up)."""
+    port = TEST_PORT + 150
+    settings = LocalDbSettings.from_env(home_name=f"home-restart-{port}", port=port)
+    start(settings)
+    try:
+        yield settings
+    finally:
+        stop(settings)
+
+
+@pytest.mark.slow
+async def test_a_retrieval_after_a_server_restart_succeeds_and_one_while_it_is_down_is_coded(
+    own_server: LocalDbSettings,
+) -> None:
+    store = await open_store(ConnectionSettings(uri=own_server.uri, password=own_server.password))
+    try:
+        await Migrator(store, Chain.load()).apply()
+        await store.execute("MATCH (n) WHERE NOT n:GraphRagMigration CALL (n) { DETACH DELETE n } IN TRANSACTIONS")
+        ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
+        items = sources()
+        assert (await ingestion.ingest(items)).failed == 0
+        retriever = Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
+        # The sandbox's read is never retried once sent: a pooled connection to the old
+        # server must be found dead before the query goes out.
+        sandboxed = Retrievers.hybrid_cypher("UNWIND $chunkIds AS id RETURN id AS chunkId").with_scope(
+            CypherScope(cypher="MATCH (d:Document) RETURN d.id AS documentId")
+        )
+        for options in (Retrievers.hybrid(), sandboxed):
+            assert (await retriever.retrieve("caliper", options)).items
+            await asyncio.to_thread(stop, own_server)
+            await asyncio.to_thread(start, own_server)
+            assert (await retriever.retrieve("caliper", options)).items, "the first call after the restart"
+            assert (await retriever.retrieve("caliper", options)).items
+
+        documents = RetrievalOptions(scope=DocumentsScope(document_ids=(items[0].document_id,)))
+        await asyncio.to_thread(stop, own_server)
+        with pytest.raises(RetrievalFailed) as down:
+            await retriever.retrieve("caliper", documents)
+        assert down.value.code == "retrieval-failed"
+        with pytest.raises(ScopeError) as refused:
+            await retriever.retrieve("caliper", sandboxed)
+        assert refused.value.code == "query-failed"
+        await asyncio.to_thread(start, own_server)
+        assert (await retriever.retrieve("caliper", documents)).items
+    finally:
+        await store.driver.close()
+
+
+async def test_a_cypher_scope_with_offsets_that_are_not_integers_is_an_invalid_scope(
+    corpus: list[Source], retriever: Retriever
+) -> None:
+    scope = CypherScope(
+        cypher="RETURN $doc AS documentId, 'start' AS startByte, 10 AS endByte",
+        parameters={"doc": corpus[0].document_id},
+    )
+    with pytest.raises(ScopeError) as refused:
+        await retriever.retrieve("caliper", RetrievalOptions(scope=scope))
+    assert refused.value.code == "invalid-scope"

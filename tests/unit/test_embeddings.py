@@ -17,6 +17,7 @@ from graphrag_orm.embeddings import (
     OpenAIEmbedder,
     validate_vectors,
 )
+from graphrag_orm.embeddings.validation import validate_usage
 from graphrag_orm.errors import ConfigurationError
 from tests.support.openai_server import OpenAIServer, default_embedding
 
@@ -161,6 +162,37 @@ def test_an_all_zero_vector_is_refused() -> None:
 
 def test_a_non_number_is_refused() -> None:
     assert rejection([[1.0, "0.5", 0.0]]) == "invalid-embedding"  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    "output",
+    [None, (v for v in [[1.0, 0.0, 0.0]]), iter([[1.0, 0.0, 0.0]]), "abc", {"0": [1.0, 0.0, 0.0]}, 3],
+    ids=["none", "generator", "iterator", "text", "mapping", "number"],
+)
+def test_an_output_that_is_not_a_list_of_vectors_is_embedding_count_not_a_type_error(output: object) -> None:
+    assert rejection(output) == "embedding-count"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "vector",
+    [None, (x for x in (1.0, 0.0, 0.0)), "1.0", {"a": 1.0, "b": 0.0, "c": 0.0}, 1.0],
+    ids=["none", "generator", "text", "mapping", "number"],
+)
+def test_a_vector_that_is_not_a_list_of_numbers_is_invalid_embedding_not_a_type_error(vector: object) -> None:
+    assert rejection([[1.0, 0.0, 0.0], vector], expected=2) == "invalid-embedding"  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("tokens", [1.5, 2.0, "12", "many", -1, True, math.nan, math.inf, [3]])
+def test_a_token_count_that_is_not_a_whole_number_is_embedding_failed(tokens: object) -> None:
+    with pytest.raises(EmbeddingRejected) as rejected:
+        validate_usage(tokens)
+    assert rejected.value.code == "embedding-failed"
+
+
+def test_a_whole_token_count_or_none_is_kept() -> None:
+    assert validate_usage(None) is None
+    assert validate_usage(0) == 0
+    assert validate_usage(12) == 12
 
 
 def test_valid_vectors_come_back_as_float_lists_and_unchanged() -> None:

@@ -138,3 +138,65 @@ def test_schema_is_derived_from_model_declarations_and_reads_nothing() -> None:
     assert all(d.name.startswith("graphrag_") for d in definitions)
     prefixed = Schema.definitions(Layout.DEFAULT.replace(schema_prefix="app"), embedding_set)
     assert all(d.name.startswith("app_") for d in prefixed)
+
+
+# --- A configurable property name never takes another stored name of its label ---------------
+
+CONFIGURABLE = ("chunk_id_property", "chunk_order_property", "chunk_text_property", "chunk_embedding_property")
+FIXED_CHUNK = ("documentId", "startByte", "endByte", "tokenCount", "embeddingSetId", "runId")
+
+
+@pytest.mark.parametrize(
+    ("field", "name"),
+    [
+        ("chunk_text_property", "documentId"),
+        ("chunk_embedding_property", "runId"),
+        ("chunk_order_property", "startByte"),
+        ("chunk_id_property", "documentId"),
+    ],
+)
+def test_the_issues_colliding_chunk_property_names_are_refused_naming_both(field: str, name: str) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        Layout.DEFAULT.replace(**{field: name})
+    assert refused.value.code == "invalid-layout"
+    assert field in refused.value.message and repr(name) in refused.value.message
+    assert "the chunk's" in refused.value.message
+
+
+@pytest.mark.parametrize("name", FIXED_CHUNK)
+@pytest.mark.parametrize("field", CONFIGURABLE)
+def test_no_configurable_chunk_property_may_take_a_fixed_chunk_name(field: str, name: str) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        Layout.DEFAULT.replace(**{field: name})
+    assert refused.value.code == "invalid-layout" and field in refused.value.message
+
+
+def test_the_fixed_chunk_names_are_exactly_what_the_chunk_class_declares() -> None:
+    model = for_layout(Layout.DEFAULT)
+    stored = {prop.get_db_property_name(n) for n, prop in model.chunk.defined_properties(rels=False).items()}
+    layout = Layout.DEFAULT
+    configurable = {getattr(layout, field) for field in CONFIGURABLE}
+    assert stored - configurable == set(FIXED_CHUNK)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        Layout.DEFAULT,
+        Layout.NEO4J_GRAPHRAG,
+        # Names the defaults use are free once the layout moves them.
+        Layout.DEFAULT.replace(chunk_id_property="uid", chunk_order_property="id", chunk_text_property="order"),
+    ],
+    ids=["default", "neo4j-graphrag", "shuffled"],
+)
+def test_every_class_of_a_layout_stores_each_property_under_its_own_name(layout: Layout) -> None:
+    model = for_layout(layout)
+    for cls in model.node_classes:  # documents, sections, chunks, runs and leases
+        names = [prop.get_db_property_name(n) for n, prop in cls.defined_properties(rels=False).items()]
+        assert len(names) == len(set(names)), cls.__name__
+
+
+def test_the_two_index_names_are_distinct() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        Layout.DEFAULT.replace(vector_index="chunks", fulltext_index="chunks")
+    assert refused.value.code == "invalid-layout" and "'chunks'" in refused.value.message

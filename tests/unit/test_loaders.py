@@ -92,6 +92,26 @@ async def test_the_limit_is_exact_and_does_not_count_the_byte_order_mark(tmp_pat
         await loader.load(Sources.text("t", "é" * 513))  # 1,026 bytes in 513 characters
 
 
+@pytest.mark.parametrize("size", [1025, 1026, 1027, 1028, 1 << 20])
+async def test_a_size_refusal_states_the_real_limit(tmp_path: Path, size: int) -> None:
+    # The reader allows the three bytes of a byte-order mark; the message must not.
+    path = _write(tmp_path / "big.txt", b"x" * size)
+    with pytest.raises(LoadError) as raised:
+        await TextLoader(max_document_bytes=1024).load(Sources.file(path))
+    assert raised.value.code == "document-too-large"
+    assert "over max_document_bytes (1,024 bytes)" in raised.value.message
+    assert f"{size:,} bytes" in raised.value.message
+
+
+async def test_the_default_limit_is_stated_as_16_mib(tmp_path: Path) -> None:
+    path = tmp_path / "huge.txt"
+    path.touch()
+    os.truncate(path, (16 << 20) + 4)
+    with pytest.raises(LoadError) as raised:
+        await TextLoader().load(Sources.file(path))
+    assert "over max_document_bytes (16,777,216 bytes)" in raised.value.message
+
+
 async def test_a_missing_file_or_a_folder_is_read_failed(tmp_path: Path) -> None:
     for path in (tmp_path / "missing.md", tmp_path):
         with pytest.raises(LoadError) as raised:
@@ -129,9 +149,9 @@ async def test_file_reading_happens_off_the_event_loop(tmp_path: Path, monkeypat
     seen: list[int] = []
     original = loaders_base.read_bounded
 
-    def spy(path: Path, limit: int, what: str) -> bytes:
+    def spy(path: Path, limit: int, what: str, **kwargs: int) -> bytes:
         seen.append(threading.get_ident())
-        return original(path, limit, what)
+        return original(path, limit, what, **kwargs)
 
     monkeypatch.setattr("graphrag_orm.loaders.text.read_bounded", spy)
     await TextLoader().load(Sources.file(_write(tmp_path / "a.txt", b"x")))

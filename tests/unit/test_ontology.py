@@ -421,6 +421,23 @@ def test_schema_names_follow_the_layouts_prefix() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Ontology.custom("x", [Person, Place], [(Person, "NEXT_CHUNK", Place)]),
+        lambda: dataclasses.replace(generic.ONTOLOGY, mention_type="IN_DOCUMENT"),
+        lambda: Ontology.custom("x", [Person, Place], [(Person, "KNOWS", Place)]),
+    ],
+    ids=["a-fact-type", "the-mention-type", "a-fact-type-of-another-layout"],
+)
+def test_a_relationship_type_of_the_layout_is_refused_for_things_naming_it(build: Any) -> None:
+    layout = Layout.DEFAULT.replace(subsection_type="KNOWS")
+    with pytest.raises(ConfigurationError) as refused:
+        build().check_layout(layout)
+    assert refused.value.code == "layout-collision"
+    assert any(name in refused.value.message for name in ("NEXT_CHUNK", "IN_DOCUMENT", "KNOWS"))
+
+
 # ----------------------------------------------------------------- applications subclass the shipped classes
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 import os
+import time
 from pathlib import Path
 
 import pytest
 from pypdf import PdfReader, PdfWriter
-from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject, NumberObject
+from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject, NumberObject
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.errors import ConfigurationError, LoadError
@@ -239,6 +240,10 @@ async def test_a_missing_pdf_is_read_failed(tmp_path: Path) -> None:
         ("max_pages", 0),
         ("max_pages", 100_001),
         ("max_document_bytes", 100),
+        ("max_parse_seconds", 0),
+        ("max_parse_seconds", 3_601),
+        ("max_page_content_bytes", (64 << 10) - 1),
+        ("max_page_content_bytes", (64 << 20) + 1),
     ],
 )
 def test_the_pdf_loader_refuses_out_of_range_options(option: str, value: int) -> None:
@@ -260,3 +265,111 @@ async def test_pdf_chunks_are_exact_spans_with_pages(tmp_path: Path) -> None:
         text = plan.chunk_text(document.utf8, chunk)
         page = document.page_of(chunk.start_byte)
         assert text.startswith(f"Page {page} ")
+
+
+# --- Hostile PDFs: small on disk, expensive to parse -----------------------------------------
+
+
+def shared_pages(count: int, content: bytes = b"", declared: int | None = None) -> bytes:
+    """A PDF whose page tree lists one page ``count`` times (pypdf reads ``count`` pages).
+
+    The page's content stream is ``content``, compressed, so megabytes of operators take a
+    few kilobytes on disk; ``declared`` is the page tree's ``/Count`` (default ``count``).
+    """
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+        }
+    )
+    fonts = DictionaryObject({NameObject("/F1"): writer._add_object(font)})
+    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts})
+    stream = DecodedStreamObject()
+    stream.set_data(content)
+    page[NameObject("/Contents")] = writer._add_object(stream.flate_encode())
+    tree = writer.root_object["/Pages"].get_object()
+    reference = tree["/Kids"][0]
+    tree[NameObject("/Kids")] = ArrayObject([reference] * count)
+    tree[NameObject("/Count")] = NumberObject(count if declared is None else declared)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def never_flatten(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make building pypdf's page list (every page object of the file) fail the test."""
+
+    def flatten(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the page list was built before the page count was checked")
+
+    monkeypatch.setattr(PdfReader, "_flatten", flatten)
+
+
+async def test_100_000_empty_pages_reach_the_max_pages_refusal_before_any_page_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = shared_pages(100_000)
+    assert len(data) < 1 << 20
+    path = _file(tmp_path, data)
+    never_flatten(monkeypatch)
+    started = time.perf_counter()
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(path))
+    elapsed = time.perf_counter() - started
+    assert raised.value.code == "document-too-large"
+    assert "100,000 pages, over max_pages (5,000)" in raised.value.message
+    assert elapsed < 5.0, elapsed  # about 0.4 s: reading the page tree's list of 100,000 references
+
+
+async def test_a_page_tree_that_understates_its_count_is_still_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _file(tmp_path, shared_pages(100_000, declared=1))
+    never_flatten(monkeypatch)
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader(max_pages=100).load(Sources.file(path))
+    assert raised.value.code == "document-too-large"
+    assert "more than 100 pages, over max_pages (100)" in raised.value.message
+
+
+async def test_a_page_count_within_max_pages_loads_every_page(tmp_path: Path) -> None:
+    path = _file(tmp_path, shared_pages(50, _content([["Same page."]]).encode(), declared=7))
+    document = await PdfLoader(max_pages=50).load(Sources.file(path))
+    assert document.utf8 == b"\n\n".join([b"Same page."] * 50) and len(document.page_starts or ()) == 50
+
+
+async def test_a_15_mb_content_stream_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    operators = b"0 0 m 10 10 l S\n" * (15_000_000 // 16)  # 15 MB of path operators, no text
+    data = shared_pages(1, operators)
+    assert len(data) < 256 << 10
+    started = time.perf_counter()
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader().load(Sources.file(_file(tmp_path, data)))
+    elapsed = time.perf_counter() - started
+    assert raised.value.code == "document-too-large"
+    assert "page 1 of 1" in raised.value.message
+    assert "over max_page_content_bytes (4,194,304 bytes)" in raised.value.message
+    assert elapsed < 5.0, elapsed  # decoding is fast; parsing it would take tens of seconds
+
+
+async def test_parsing_stops_at_the_deadline_and_names_the_page_reached(tmp_path: Path) -> None:
+    # 30 pages of about 0.15 s each: over a one-second deadline after a few pages.
+    text = b"BT /F1 12 Tf 72 700 Td " + b"(x) Tj " * 10_000 + b"ET"
+    path = _file(tmp_path, shared_pages(30, text))
+    started = time.perf_counter()
+    with pytest.raises(LoadError) as raised:
+        await PdfLoader(max_parse_seconds=1, max_document_bytes=1 << 20).load(Sources.file(path))
+    elapsed = time.perf_counter() - started
+    assert raised.value.code == "pdf-timeout"
+    assert "max_parse_seconds (1 s); stopped at page " in raised.value.message
+    assert raised.value.message.endswith(" of 30") and "page 1 of" not in raised.value.message
+    assert elapsed < 3.0, elapsed
+
+
+async def test_a_pdf_title_with_control_characters_is_cleaned(tmp_path: Path) -> None:
+    title = "Field\x00 Guide\x1b\r\nto the\u2028Coast\x85\x07"
+    document = await PdfLoader().load(Sources.file(_file(tmp_path, build_pdf(THREE_PAGES, title=title))))
+    assert document.title == "Field Guide to the Coast"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -205,3 +206,131 @@ def test_recorder_settings_are_checked(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ConfigurationError):
         Recorder(tmp_path / "broken.json", "replay")
+
+
+LEAKED = "s3cr3t-Pa55w0rd-x7"
+
+
+async def _refused(tmp_path: Path, reply: str, question: str = "harmless question") -> RecordingRefused:
+    path = tmp_path / "recording.json"
+    with pytest.raises(RecordingRefused) as refused:
+        await Recorder(path, "record").chat(ScriptedChat(lambda request: reply)).complete(ask(question))
+    assert refused.value.code == "secret-in-recording"
+    assert not path.exists()
+    return refused.value
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "leaked"),
+    [
+        # (ids name the case: pytest puts them in $PYTEST_CURRENT_TEST, which is scanned too)
+        pytest.param("NEO4J_AUTH", f"neo4j/{LEAKED}", f"neo4j/{LEAKED}", id="neo4j-auth"),
+        pytest.param("NEO4J_AUTH", f"neo4j/{LEAKED}", LEAKED, id="neo4j-auth-password-alone"),
+        pytest.param("SMTP_PASS", LEAKED, LEAKED, id="pass"),
+        pytest.param("GOOGLE_CREDENTIALS", LEAKED, LEAKED, id="credentials"),
+        pytest.param("proxy_auth", LEAKED, LEAKED, id="auth-lower-case"),
+        pytest.param("DATABASE_URL", f"postgres://app:{LEAKED}@db.internal:5432/app", LEAKED, id="url-password"),
+        pytest.param(
+            "DATABASE_URL", f"postgres://app:{LEAKED}@db.internal/app", f"postgres://app:{LEAKED}@db", id="url"
+        ),
+        pytest.param("HTTPS_PROXY", f"http://ops:{LEAKED}@proxy.internal:3128", LEAKED, id="proxy-url"),
+        pytest.param("GIT_REMOTE", f"https://{LEAKED}@git.example.org/r.git", LEAKED, id="url-token-as-user"),
+    ],
+)
+async def test_values_of_the_variables_a_secret_scanner_flags_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str, leaked: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    refused = await _refused(tmp_path, f"the answer mentions {leaked} in passing")
+    assert f"${name}" in refused.message
+    assert LEAKED not in str(refused)
+
+
+async def test_a_short_token_is_refused_as_a_whole_word_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEPLOY_TOKEN", "q7Zx9")
+    await _refused(tmp_path, "use q7Zx9 to deploy")
+    await _refused(tmp_path, "use Q7ZX9 to deploy")
+    recorder = Recorder(tmp_path / "kept.json", "record")
+    await recorder.chat(ScriptedChat(lambda request: "the word q7Zx9abc holds it only as a part")).complete(ask())
+    assert len(recorder) == 1
+
+
+async def test_flag_values_and_values_under_four_characters_are_not_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    monkeypatch.setenv("KEYTIMEOUT", "1")
+    monkeypatch.setenv("NEO4J_AUTH", "none")
+    monkeypatch.setenv("SHORT_PASS", "abc")
+    recorder = Recorder(tmp_path / "recording.json", "record")
+    await recorder.chat(ScriptedChat(lambda request: "false 1 none abc: all harmless")).complete(ask())
+    assert len(recorder) == 1
+
+
+def _base64_in(prefix: bytes, secret: str) -> str:
+    return base64.b64encode(prefix + secret.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        pytest.param(LEAKED.upper(), id="upper-cased"),
+        pytest.param(LEAKED.lower(), id="lower-cased"),
+        pytest.param(f"{LEAKED[:7]} {LEAKED[7:]}", id="split-by-a-space"),
+        pytest.param(" ".join(LEAKED), id="spaced-out"),
+        pytest.param(f"{LEAKED[:9]}\n{LEAKED[9:]}", id="split-by-a-line-break"),
+        pytest.param(_base64_in(b"", LEAKED), id="base64"),
+        pytest.param(_base64_in(b"x", LEAKED), id="base64-inside-at-offset-1"),
+        pytest.param(_base64_in(b"Bearer ", LEAKED), id="base64-inside-at-offset-7"),
+        pytest.param(base64.urlsafe_b64encode(b"u:" + LEAKED.encode()).decode().rstrip("="), id="urlsafe-base64"),
+    ],
+)
+async def test_a_transformed_form_of_the_key_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    monkeypatch.setenv("PROVIDER_API_KEY", LEAKED)
+    refused = await _refused(tmp_path, f"header: {form} (end)")
+    assert "$PROVIDER_API_KEY" in refused.message
+
+
+async def test_the_keys_first_characters_at_the_end_of_the_hint_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROVIDER_API_KEY", LEAKED)
+    question = "q" * 75 + " " + LEAKED + " is what I was given"
+    assert LEAKED[:4] in question[:80] and LEAKED not in question[:80]
+    await _refused(tmp_path, "a harmless reply", question)
+
+
+async def test_an_embedding_hint_ending_with_the_keys_first_characters_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROVIDER_API_KEY", LEAKED)
+    path = tmp_path / "recording.json"
+    with pytest.raises(RecordingRefused):
+        await Recorder(path, "record").embedder(DoubleEmbedder(), 3).embed(["t" * 70 + " " + LEAKED])
+    assert not path.exists()
+
+
+async def test_a_key_beyond_the_hint_is_not_stored_and_not_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROVIDER_API_KEY", LEAKED)
+    path = tmp_path / "recording.json"
+    question = "q" * 120 + " " + LEAKED
+    await Recorder(path, "record").chat(ScriptedChat(lambda request: "a harmless reply")).complete(ask(question))
+    assert LEAKED[:3] not in path.read_text(encoding="utf-8")
+    assert len(entries(path)) == 1
+
+
+async def test_a_url_with_a_password_is_refused_wherever_it_comes_from(tmp_path: Path) -> None:
+    refused = await _refused(tmp_path, "connect with postgres://app:Zq81-kk@db.internal:5432/app")
+    assert "Zq81-kk" not in str(refused)
+    await _refused(tmp_path, "a harmless reply", "x" * 60 + " use https://ops:Zq81-kk@proxy.internal to reach it")
+
+
+async def test_a_url_whose_password_is_a_placeholder_is_recorded(tmp_path: Path) -> None:
+    recorder = Recorder(tmp_path / "recording.json", "record")
+    examples = "postgres://user:<password>@localhost/db, bolt://neo4j:${NEO4J_PASSWORD}@db, https://u:***@host"
+    await recorder.chat(ScriptedChat(lambda request: f"for example {examples}")).complete(ask())
+    assert len(recorder) == 1

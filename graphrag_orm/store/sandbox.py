@@ -1,0 +1,190 @@
+"""The sandbox for Cypher a caller or a model supplies: the text gate, the server's plan, a bounded read.
+
+One path for every such query (a retrieval's Cypher scope and Cypher expansion, and
+Text2Cypher), in order, each refusal a code of :class:`~graphrag_orm.errors.QueryRefused`:
+
+1. the text gate (:class:`~graphrag_orm.store.gate.CypherGate`): ``not-allowed``, or
+   ``invalid-query`` for a text that is no query;
+2. ``EXPLAIN``, in the READ transaction the query then runs in: ``invalid-query`` when
+   the server cannot plan it, ``not-read-only`` unless the plan's query type is read-only
+   (``r``), and ``not-allowed`` when the plan holds a procedure call, a LoadCSV, a
+   transaction operator or a command (SHOW, TERMINATE): the server's plan decides what
+   the query reaches, whatever the text gate let through;
+3. the query itself, in that transaction, explicit and with the timeout (so the driver
+   never retries past it): ``query-failed`` with the server's status code when it fails
+   (a timeout, a missing parameter, a lost connection). At most ``max_rows`` rows are
+   read; ``truncated`` says more were there. The one retry: a connection lost before
+   the query itself went out (at BEGIN or EXPLAIN, as after a server restart) is tried
+   once more on a fresh connection, since nothing ran.
+
+Every value becomes plain data: a node or relationship is the map of its properties
+without any list property of more than 32 items (embeddings); a list of more than 32
+floats anywhere becomes ``"(vector left out)"``; a list keeps ``max_list_items`` items
+and a string ``max_text_chars`` characters, and the result says which were cut, so the
+caller reports it. The driver reads a row whole before it is cut: the server's
+transaction memory limit bounds one huge row.
+
+Never: a retry once the query went out, an auto-commit or WRITE transaction, a statement the gate refused, or
+the query's values in a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from neo4j.exceptions import ClientError, DriverError, Neo4jError
+from neo4j.graph import Node, Path, Relationship
+from pydantic import Field
+
+from graphrag_orm.codes import ErrorCode
+from graphrag_orm.errors import QueryRefused
+from graphrag_orm.store.gate import CypherGate
+from graphrag_orm.store.store import Plan, Result, Store, StoreTransaction
+from graphrag_orm.values import Options
+
+__all__ = ["REFUSED_OPERATORS", "CypherSandbox", "SandboxLimits", "SandboxResult", "check_plan"]
+
+#: Plan operators a sandboxed query may not hold (and any ``Show...`` or ``Terminate...`` command).
+REFUSED_OPERATORS = frozenset(
+    {"ProcedureCall", "LoadCSV", "TransactionApply", "TransactionForeach", "AdministrationCommand"}
+)
+_REFUSED_PREFIXES = ("Show", "Terminate")
+#: A numeric list longer than this is taken for an embedding and left out.
+_VECTOR_ITEMS = 32
+
+
+class SandboxLimits(Options):
+    """How long a sandboxed query may run and how much of what it returns is kept."""
+
+    timeout_seconds: float = Field(10.0, ge=0.1, le=120.0)
+    max_rows: int = Field(50, ge=1, le=100_000)
+    max_list_items: int = Field(1_000, ge=1, le=100_000)
+    max_text_chars: int = Field(10_000, ge=1, le=1_000_000)
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """A sandboxed query's rows as plain data, and which bounds cut them."""
+
+    keys: tuple[str, ...]
+    rows: tuple[dict[str, Any], ...]
+    #: More rows were there than ``max_rows``.
+    truncated: bool = False
+    #: A list was cut to ``max_list_items``.
+    lists_cut: bool = False
+    #: A string was cut to ``max_text_chars``.
+    texts_cut: bool = False
+
+    def __iter__(self) -> Any:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+@dataclass
+class _Plain:
+    """Turns row values into plain data, remembering what it cut."""
+
+    max_list_items: int
+    max_text_chars: int
+    lists_cut: bool = False
+    texts_cut: bool = False
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, list):
+            if len(value) > _VECTOR_ITEMS and all(isinstance(v, float) for v in value):
+                return "(vector left out)"
+            if len(value) > self.max_list_items:
+                self.lists_cut = True
+            return [self.value(v) for v in value[: self.max_list_items]]
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, Node | Relationship):
+            properties: dict[str, Any] = dict(value)
+            return {
+                k: self.value(v) for k, v in properties.items() if not (isinstance(v, list) and len(v) > _VECTOR_ITEMS)
+            }
+        if isinstance(value, Path):
+            return {"nodes": [self.value(n) for n in value.nodes], "relationships": [self.value(r) for r in value]}
+        if isinstance(value, str) and len(value) > self.max_text_chars:
+            self.texts_cut = True
+            return value[: self.max_text_chars]
+        return value
+
+
+def _reason(error: BaseException) -> str:
+    """The server's status code, or the error's type: never its message (it may quote the query)."""
+    code = getattr(error, "code", None) if isinstance(error, Neo4jError) else None
+    return str(code) if code else type(error).__name__
+
+
+def check_plan(plan: Plan) -> None:
+    """Refuse a plan that may write (``not-read-only``) or reaches past the graph (``not-allowed``)."""
+    if plan.query_type != "r":
+        raise QueryRefused(
+            ErrorCode.NOT_READ_ONLY, f"the server plans the query as {plan.query_type or 'unknown'}, not read-only"
+        )
+    for operator in plan.operators:
+        if operator in REFUSED_OPERATORS or operator.startswith(_REFUSED_PREFIXES):
+            raise QueryRefused(ErrorCode.NOT_ALLOWED, f"the server's plan holds a {operator} operator")
+
+
+@dataclass(frozen=True)
+class CypherSandbox:
+    """Runs caller- or model-supplied Cypher through the gates the module's docstring lists."""
+
+    gate: CypherGate = field(default_factory=CypherGate)
+
+    async def run(
+        self,
+        store: Store,
+        cypher: str,
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        limits: SandboxLimits | None = None,
+        name: str = "sandbox",
+    ) -> SandboxResult:
+        """The query's rows, bounded; :class:`QueryRefused` (``not-allowed``, ``invalid-query``,
+        ``not-read-only``, ``query-failed``) otherwise. Sends nothing the text gate refused."""
+        limits = limits or SandboxLimits()
+        self.gate.check(cypher)
+        sent = False
+
+        async def work(tx: StoreTransaction) -> Result:
+            nonlocal sent
+            try:
+                plan = await tx.explain(cypher, parameters, name=f"{name}.explain")
+            except ClientError as error:
+                raise QueryRefused(
+                    ErrorCode.INVALID_QUERY, f"the server cannot plan the query ({_reason(error)})"
+                ) from error
+            except (TypeError, ValueError) as error:  # a parameter the driver cannot send
+                raise QueryRefused(
+                    ErrorCode.INVALID_QUERY, f"a parameter cannot be sent ({type(error).__name__})"
+                ) from error
+            check_plan(plan)
+            sent = True
+            return await tx.run(cypher, parameters, name=name, max_rows=limits.max_rows)
+
+        for attempt in range(2):
+            sent = False
+            try:
+                result = await store.read_work(work, timeout=limits.timeout_seconds, retry=False)
+                break
+            except QueryRefused:
+                raise
+            except (Neo4jError, DriverError, OSError) as error:
+                # A connection lost before the query went out (a pooled connection to a
+                # server restarted since): nothing ran, so once more on a fresh one.
+                retryable = isinstance(error, Neo4jError | DriverError) and error.is_retryable()
+                if attempt == 0 and not sent and retryable:
+                    continue
+                raise QueryRefused(ErrorCode.QUERY_FAILED, f"the query failed ({_reason(error)})") from error
+        else:  # pragma: no cover (the loop breaks or raises)
+            raise AssertionError("unreachable")
+        plain = _Plain(limits.max_list_items, limits.max_text_chars)
+        rows = tuple({key: plain.value(value) for key, value in record.items()} for record in result)
+        return SandboxResult(result.keys, rows, result.truncated, plain.lists_cut, plain.texts_cut)

@@ -1,0 +1,109 @@
+"""The local server's start: a taken port is refused, and "started" is said only of its own process.
+
+The other server these tests need is the suite's own (``tests/database.py``), already
+running; only the last test launches a server, and that one is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphrag_orm import localdb
+from graphrag_orm.errors import LocalDbError
+from graphrag_orm.localdb import LocalDbSettings, find_tools_dir, start, status
+from graphrag_orm.store.connection import ConnectionSettings
+from tests.database import TEST_PORT
+
+SUITE_HOME = "home-test" if TEST_PORT == 7688 else f"home-test-{TEST_PORT}"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A plain TCP listener (not Neo4j) on a free loopback port."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        yield server.getsockname()[1]
+
+
+@pytest.fixture
+def suite_server(neo4j_settings: ConnectionSettings) -> LocalDbSettings:
+    """The suite's own local server, running; skipped when the suite runs against NEO4J_URI's server."""
+    settings = LocalDbSettings.from_env(home_name=SUITE_HOME, port=TEST_PORT)
+    if not status(settings).running:
+        pytest.skip("the suite runs against a server it did not start")
+    return settings
+
+
+def _other_home(tmp_path: Path, port: int) -> LocalDbSettings:
+    return LocalDbSettings(tools_dir=find_tools_dir(), home=tmp_path / "other-home", port=port)
+
+
+def test_start_refuses_a_port_a_plain_listener_holds_and_launches_nothing(listener: int, tmp_path: Path) -> None:
+    settings = _other_home(tmp_path, listener)
+    began = time.monotonic()
+    with pytest.raises(LocalDbError) as refused:
+        start(settings)
+    assert refused.value.code == "port-in-use"
+    assert f"port {listener} is already in use" in refused.value.message
+    assert f"pid {os.getpid()}" in refused.value.message  # this test's process holds it
+    assert time.monotonic() - began < 10
+    assert not settings.pid_file.exists()
+
+
+def test_start_refuses_the_port_of_another_homes_server_and_names_it(
+    suite_server: LocalDbSettings, tmp_path: Path
+) -> None:
+    settings = _other_home(tmp_path, suite_server.port)
+    with pytest.raises(LocalDbError) as refused:
+        start(settings)
+    assert refused.value.code == "port-in-use"
+    assert f"the local Neo4j of home {SUITE_HOME}" in refused.value.message
+    assert not settings.pid_file.exists()
+    assert status(suite_server).running
+
+
+def test_status_reads_the_port_the_home_was_started_with(suite_server: LocalDbSettings) -> None:
+    asked_elsewhere = dataclasses.replace(suite_server, port=_free_port())
+    result = status(asked_elsewhere)
+    assert result.running
+    assert result.uri == f"bolt://127.0.0.1:{TEST_PORT}"
+    assert (suite_server.home / "run" / "port").read_text().strip() == str(TEST_PORT)
+
+
+def test_a_second_start_reuses_a_running_home_only_on_its_own_port(suite_server: LocalDbSettings) -> None:
+    again = start(suite_server)
+    assert again.running and again.message.startswith("already running")
+    assert again.uri == f"bolt://127.0.0.1:{TEST_PORT}"
+    with pytest.raises(LocalDbError) as refused:
+        start(dataclasses.replace(suite_server, port=_free_port()))
+    assert refused.value.code == "running-on-another-port"
+    assert f"NEO4J_URI=bolt://127.0.0.1:{TEST_PORT}" in refused.value.message
+
+
+def test_a_server_answering_on_the_port_while_one_starts_is_never_reported_as_started(
+    suite_server: LocalDbSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another server takes the port between the check and the bind: the check is made to miss it.
+    monkeypatch.setattr(localdb, "port_holder", lambda settings, port=None: None, raising=False)
+    settings = dataclasses.replace(_other_home(tmp_path, suite_server.port), start_timeout_seconds=120.0)
+    with pytest.raises(LocalDbError) as refused:
+        start(settings)
+    assert refused.value.code == "port-in-use"
+    assert not status(settings).running
+    assert not settings.pid_file.exists()
+    assert status(suite_server).running
