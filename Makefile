@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh machine:
-#   make demo   the main job: local Neo4j, migrations, ingest a sample, a cited answer and a refusal
+#   make demo   the recall wiki: plain RAG misses a product, the graph route cites every link, a refusal, health
 #   make test   lint, types, and the unit, integration and e2e suites against a real Neo4j
 # Neo4j: the project's local server (tools/neo4j) unless NEO4J_URI is set.
 
@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt pyproject.toml | sha256sum | cut -c1-12)
 UV_VERSION := 0.13.8
 
-.PHONY: venv neo4j neo4j-stop migrate demo test lint typecheck sync unit integration e2e lock clean
+.PHONY: venv neo4j neo4j-stop migrate demo test lint typecheck sync unit integration e2e lock wheel-check clean
 
 $(STAMP): requirements/lock.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,8 +30,10 @@ migrate: neo4j
 	@$(BIN)/graphrag-orm migrations apply
 	@$(BIN)/graphrag-orm migrations status
 
-demo: migrate
-	@$(BIN)/python examples/quickstart/demo.py
+# The recall wiki (examples/recall) on the demo's own server (port 7686, home-recall) unless
+# NEO4J_URI is set; the local embedding model when the `local` extra is installed.
+demo: venv
+	@$(BIN)/python examples/recall/run.py
 
 lint: venv
 	$(BIN)/ruff check graphrag_orm ontologies migrations tests benchmarks examples scripts
@@ -64,6 +66,11 @@ e2e: venv
 
 lock: venv
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --generate-hashes -o requirements/lock.txt
+
+# The built wheel in a fresh venv outside the repository (its `local` extra resolved from
+# PyPI, not the lock): the CLI starts a server, migrates, ingests, answers and resets.
+wheel-check: venv
+	@PYTHON="$(PYTHON)" UV="$(BIN)/uv" scripts/check_wheel.sh
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

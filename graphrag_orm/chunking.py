@@ -61,10 +61,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError, field_validator
 
 from graphrag_orm.codes import ErrorCode
+from graphrag_orm.embeddings.base import input_window, token_count_function
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.loaders.base import LoadedDocument
 from graphrag_orm.loaders.markdown import Heading, outline
-from graphrag_orm.tokens import TokenCounter, counter_identity
+from graphrag_orm.tokens import ByteEstimateCounter, TokenCounter, counter_identity
 from graphrag_orm.values import Value
 
 __all__ = [
@@ -73,9 +74,11 @@ __all__ = [
     "ChunkSpan",
     "Chunker",
     "ChunkerOptions",
+    "EmbedderTokenCounter",
     "SectionSpan",
     "chunk_id",
     "section_id",
+    "within_window",
 ]
 
 CHUNKER_VERSION = "graphrag-orm.chunker/1"
@@ -309,6 +312,52 @@ class Chunker:
             work.pack(bounds, order, overlap_floor=1)
 
         return ChunkPlan(sections=_sections(headings, size), chunks=tuple(work.chunks), fingerprint=self._fingerprint)
+
+
+class EmbedderTokenCounter:
+    """A :class:`~graphrag_orm.tokens.TokenCounter` from an embedder's own ``count_tokens``.
+
+    Its ``identity`` names the embedder's class and model, so the chunker's fingerprint
+    (and so chunk ids) change with the tokenizer.
+    """
+
+    def __init__(self, embedder: object) -> None:
+        count = token_count_function(embedder)
+        if count is None:
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, f"{type(embedder).__name__} has no count_tokens")
+        self._count = count
+        model = getattr(embedder, "model_name", None) or getattr(embedder, "model", None) or ""
+        self.identity = f"embedder:{type(embedder).__name__}:{model}"
+
+    def count(self, text: str) -> int:
+        """The embedder's token count of ``text``."""
+        return int(self._count(text))
+
+
+def within_window(chunker: Chunker, embedder: object) -> Chunker:
+    """A chunker like ``chunker`` whose chunks fit the embedder's window (``max_input_tokens``).
+
+    The token budget becomes the window (or the chunker's own ``max_tokens`` when that is
+    smaller), counted with the embedder's ``count_tokens``; an embedder without one is
+    measured with the chunker's own token counter, else estimated at four UTF-8 bytes a
+    token (:class:`~graphrag_orm.tokens.ByteEstimateCounter`, an estimate, not a bound).
+    An embedder that declares no window gets ``chunker`` back unchanged. The byte
+    budget and the overlap stay as they are.
+    """
+    window = input_window(embedder)
+    if window is None:
+        return chunker
+    options = chunker.options
+    budget = window if options.max_tokens is None else min(options.max_tokens, window)
+    budget = min(max(budget, MAX_TOKENS_BOUNDS[0]), MAX_TOKENS_BOUNDS[1])
+    counter: TokenCounter
+    if token_count_function(embedder) is not None:
+        counter = EmbedderTokenCounter(embedder)
+    elif chunker.token_counter is not None:
+        counter = chunker.token_counter
+    else:
+        counter = ByteEstimateCounter()
+    return Chunker(options.model_copy(update={"max_tokens": budget}), counter)
 
 
 def _paragraph_breaks(utf8: bytes, fences: list[tuple[int, int]]) -> list[int]:

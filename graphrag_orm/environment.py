@@ -15,13 +15,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from graphrag_orm.chat import ChatClient, OpenAIChat
+from graphrag_orm.chat import ChatClient
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder, OpenAIEmbedder, Similarity
+from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder, Similarity
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.layout import Layout
+from graphrag_orm.ontology import Ontology
 from graphrag_orm.options import GraphRagOptions
 
 __all__ = ["DEFAULT_CHAT_MODEL", "ModelChoice", "embedding_set_from_env", "graphrag_from_env", "models_from_env"]
@@ -81,10 +82,15 @@ def models_from_env() -> ModelChoice:
             raise ConfigurationError(
                 ErrorCode.INVALID_OPTION, "a named embedding model needs OPENAI_API_KEY or OPENAI_BASE_URL"
             )
+        # Imported here: the openai SDK is loaded only when a real model is named.
+        from graphrag_orm.embeddings.openai import OpenAIEmbedder
+
         embedder = OpenAIEmbedder(embedding_set.model, dimensions=embedding_set.dimensions)
         embedder_label = f"{embedding_set.model} ({embedding_set.dimensions} dimensions)"
     chat: ChatClient
     if _real_endpoint():
+        from graphrag_orm.chat.openai import OpenAIChat
+
         model = os.environ.get("GRAPHRAG_CHAT_MODEL", DEFAULT_CHAT_MODEL)
         chat = OpenAIChat(model)
         chat_label = model
@@ -98,15 +104,20 @@ def models_from_env() -> ModelChoice:
 
 
 def graphrag_from_env(
-    options: GraphRagOptions | None = None, layout: Layout = Layout.DEFAULT
+    options: GraphRagOptions | None = None, layout: Layout = Layout.DEFAULT, ontology: Ontology | None = None
 ) -> tuple[GraphRag, ModelChoice]:
-    """A ``GraphRag`` wired from the environment (not yet connected) and the labels of its models."""
+    """A ``GraphRag`` wired from the environment (not yet connected) and the labels of its models.
+
+    With ``ontology``, maintenance also removes and checks that ontology's things, facts,
+    mentions and quotes, and extraction uses the environment's chat client.
+    """
     choice = models_from_env()
     rag = GraphRag(
         embedding_set=choice.embedding_set,
         embedder=choice.embedder,
         chat=choice.chat,
         layout=layout,
+        ontology=ontology,
         options=options,
     )
     return rag, choice

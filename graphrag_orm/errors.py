@@ -6,8 +6,10 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
 
     GraphRagError
     ├── ConfigurationError (also ValueError)   invalid-option, invalid-layout, layout-collision,
-    │                                          invalid-ontology, tokenizer-unavailable
-    ├── DatabaseUnavailable                    database-unavailable
+    │                                          invalid-ontology, tokenizer-unavailable,
+    │                                          local-model-missing
+    ├── DatabaseUnavailable                    database-unavailable, invalid-uri, database-not-found,
+    │                                          auth-failed
     ├── StoreNotConnected                      not-connected
     ├── SchemaMismatch                         schema-missing, schema-mismatch, embedding-dimensions
     ├── MigrationError                         unreviewed-edit, checksum-mismatch, migration-in-progress, ...
@@ -15,7 +17,8 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
     ├── LoadError                              a DocumentErrorCode (invalid-utf8, pdf-no-text, ...)
     ├── DocumentFailure                        a DocumentErrorCode (internal to ingestion)
     ├── EmbeddingRejected                      embedding-count, embedding-dimensions, invalid-embedding
-    ├── ModelCallFailed                        rate-limited, embedding-failed, extraction-failed, ...
+    ├── ModelCallFailed                        rate-limited, embedding-failed, extraction-failed,
+    │                                          model-unreachable, ...
     ├── Unreadable                        unreadable-reply (internal to extraction)
     ├── QuestionRefused                        empty-question, question-too-long, invalid-question,
     │                                          route-not-available
@@ -24,6 +27,7 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
     ├── QueryRefused                           not-allowed, invalid-query, not-read-only, query-failed
     ├── ExportError                            invalid-export
     ├── GraphRefused                           foreign-graph
+    ├── DocumentNotResolved                    document-not-found, ambiguous-id
     ├── FactUpdatesExceeded                    fact-updates-exceeded (internal to removal)
     ├── RemovalConflict                        concurrent-write
     ├── ScriptMissing                          no-scripted-reply
@@ -44,6 +48,7 @@ __all__ = [
     "ConfigurationError",
     "DatabaseUnavailable",
     "DocumentFailure",
+    "DocumentNotResolved",
     "EmbeddingRejected",
     "EvidenceBlockError",
     "ExportError",
@@ -90,7 +95,10 @@ class ConfigurationError(GraphRagError, ValueError):
 
 
 class DatabaseUnavailable(GraphRagError):
-    """Neo4j could not be reached (``database-unavailable``)."""
+    """Neo4j could not be used with the connection settings: not reachable (``database-unavailable``),
+    a ``NEO4J_URI`` that is not a Bolt URI (``invalid-uri``), no database of the ``NEO4J_DATABASE``
+    name (``database-not-found``), or credentials refused (``auth-failed``). Messages never
+    hold the password."""
 
 
 class StoreNotConnected(GraphRagError):
@@ -190,6 +198,12 @@ class ExportError(GraphRagError):
 
 class GraphRefused(GraphRagError):
     """Maintenance refused to touch nodes the toolkit did not write (``foreign-graph``)."""
+
+
+class DocumentNotResolved(GraphRagError):
+    """A document reference (an id, an id prefix, a source URI or a path) that names no stored
+    document (``document-not-found``) or, as a prefix, several (``ambiguous-id``, the message
+    says how many)."""
 
 
 class FactUpdatesExceeded(GraphRagError):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import neo4j
 
 from graphrag_orm.answers import AnswersService
+from graphrag_orm.catalog import CatalogService
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chunking import Chunker
 from graphrag_orm.codes import ErrorCode
@@ -43,7 +44,7 @@ __all__ = ["GraphRag"]
 
 
 class GraphRag:
-    """The toolkit for one graph: ``ingestion``, ``retriever``, ``answers``, ``maintenance``."""
+    """The toolkit for one graph: ``ingestion``, ``retriever``, ``answers``, ``maintenance``, ``catalog``."""
 
     def __init__(
         self,
@@ -106,6 +107,8 @@ class GraphRag:
             ingestion=self.ingestion,
             knowledge=knowledge,
         )
+        #: Reads only: lists documents and runs, shows chunk spans, resolves document references.
+        self.catalog = CatalogService(self.store, self.model)
         # Answers need a chat client; without one, retrieval still works.
         self.answers: AnswersService | None = (
             AnswersService(self.retriever, chat, options.answers) if chat is not None else None

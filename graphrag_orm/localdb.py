@@ -1,10 +1,14 @@
 """A local Neo4j Community server for development and tests, started by the project itself.
 
-The jars come from Maven Central through ``tools/neo4j/pom.xml`` (resolved once,
-then cached in ``tools/neo4j/target``); ``tools/neo4j/Launcher.java`` is the entry
-point, run in Java's source-file mode on a JDK 21 or later. The server's home
-(configuration, data, logs, PID file) is a git-ignored folder, so data persists
-between starts.
+The jars come from Maven Central through ``pom.xml`` (resolved once, then cached in
+the runtime folder's ``target/``); ``Launcher.java`` is the entry point, run in Java's
+source-file mode on a JDK 21 or later. Both ship in the package (``graphrag_orm/_neo4j``,
+built from the repository's ``tools/neo4j``). The runtime folder (:func:`find_tools_dir`)
+is ``GRAPHRAG_LOCALDB_DIR`` when set, else a checkout's ``tools/neo4j``, else the user's
+data directory (``platformdirs.user_data_dir("graphrag-orm")/neo4j``), filled from the
+package. A home named ``NAME`` is the runtime folder's ``NAME/``; a home given as a
+path (``home_dir``) is that folder. The home (configuration, data, logs, PID file)
+persists between starts.
 
 What this module never does: kill a process by name, or signal a PID whose command
 line is not this launcher for this home (a stale PID file is removed instead); or
@@ -24,19 +28,26 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Collection, Iterator
+from collections import deque
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import platformdirs
+
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import LocalDbError
+from graphrag_orm.store.connection import LOCAL_PASSWORD, answers_return_one
 
 __all__ = [
     "DEFAULT_PORT",
     "LOCAL_PASSWORD",
     "MIN_JAVA",
+    "RUNTIME_FILES",
     "LocalDbSettings",
     "LocalDbStatus",
+    "MavenProgress",
+    "Progress",
     "apoc_note",
     "bolt_answers",
     "find_java_home",
@@ -46,19 +57,27 @@ __all__ = [
     "listener_pids",
     "log_tail",
     "main",
+    "packaged_runtime",
     "port_holder",
+    "prepare_runtime",
     "recorded_port",
     "resolve_jars",
     "start",
     "status",
     "stop",
+    "user_runtime_dir",
 ]
 
-#: The password the local server is given at its first start, unless NEO4J_PASSWORD is set.
-LOCAL_PASSWORD = "graphrag-local"
 DEFAULT_PORT = 7687
 MIN_JAVA = 21
 _JVM_ROOTS = ("/usr/lib/jvm", "/usr/java", "/opt/java", "/Library/Java/JavaVirtualMachines")
+#: What the package ships of the runtime (graphrag_orm/_neo4j, from the repository's tools/neo4j).
+RUNTIME_FILES = ("pom.xml", "Launcher.java")
+#: Names a home may not take: the runtime's own entries.
+_RESERVED_HOMES = frozenset({"target", *RUNTIME_FILES})
+
+Progress = Callable[[str], None]
+"""Receives one line saying what a start is doing (resolving jars, waiting for Bolt)."""
 
 
 @dataclass(frozen=True)
@@ -102,14 +121,32 @@ class LocalDbSettings:
         return f"bolt://127.0.0.1:{self.port}"
 
     @classmethod
-    def from_env(cls, *, home_name: str = "home", port: int | None = None) -> LocalDbSettings:
-        """Settings from the environment: GRAPHRAG_LOCALDB_DIR, GRAPHRAG_NEO4J_PORT, NEO4J_PASSWORD."""
+    def from_env(
+        cls, *, home_name: str = "home", port: int | None = None, home_dir: Path | None = None
+    ) -> LocalDbSettings:
+        """Settings from the environment: GRAPHRAG_LOCALDB_DIR, GRAPHRAG_NEO4J_PORT, NEO4J_PASSWORD.
+
+        The home is ``home_dir`` when given (made absolute), else the runtime folder's
+        ``home_name`` (a plain folder name: ``tools/neo4j/NAME`` in a checkout). A name
+        that is a path, or a port that is not a number, is ``invalid-option``.
+        """
         tools = find_tools_dir()
-        chosen_port = port or int(os.environ.get("GRAPHRAG_NEO4J_PORT", DEFAULT_PORT))
+        if home_dir is not None:
+            home = Path(home_dir).expanduser().resolve()
+        else:
+            if Path(home_name).name != home_name or home_name in ("", ".", "..") or home_name in _RESERVED_HOMES:
+                raise LocalDbError(
+                    ErrorCode.INVALID_OPTION,
+                    f"home {home_name!r} is not a plain folder name; give a folder with --home-dir instead",
+                )
+            home = tools / home_name
+        configured = os.environ.get("GRAPHRAG_NEO4J_PORT", str(DEFAULT_PORT))
+        if port is None and not configured.strip().isdigit():
+            raise LocalDbError(ErrorCode.INVALID_OPTION, f"GRAPHRAG_NEO4J_PORT={configured!r} is not a port number")
         return cls(
             tools_dir=tools,
-            home=tools / home_name,
-            port=chosen_port,
+            home=home,
+            port=port or int(configured),
             password=os.environ.get("NEO4J_PASSWORD", LOCAL_PASSWORD),
         )
 
@@ -123,24 +160,83 @@ class LocalDbStatus:
     message: str
 
 
+def _is_runtime(folder: Path) -> bool:
+    return all((folder / name).is_file() for name in RUNTIME_FILES)
+
+
+def packaged_runtime() -> Path | None:
+    """The launcher and pom this package ships: ``graphrag_orm/_neo4j`` when installed, else the checkout's."""
+    here = Path(__file__).resolve().parent
+    return next((folder for folder in (here / "_neo4j", here.parent / "tools" / "neo4j") if _is_runtime(folder)), None)
+
+
+def user_runtime_dir() -> Path:
+    """``platformdirs.user_data_dir("graphrag-orm")/neo4j``: the runtime folder outside a checkout."""
+    return Path(platformdirs.user_data_dir("graphrag-orm", appauthor=False)) / "neo4j"
+
+
+def prepare_runtime(folder: Path, source: Path | None = None) -> Path:
+    """``folder`` holding the packaged ``pom.xml`` and ``Launcher.java`` (copied when absent or different).
+
+    An unchanged file is left alone, so the jars resolved for its pom stay valid; a
+    changed one (a new package version) is replaced and its jars resolved again.
+    Raises ``localdb-not-found`` when the package ships no launcher or the folder
+    cannot be written.
+    """
+    origin = source if source is not None else packaged_runtime()
+    if origin is None:
+        raise LocalDbError(
+            ErrorCode.LOCALDB_NOT_FOUND,
+            "this installation of graphrag-orm ships no Neo4j launcher (graphrag_orm/_neo4j); "
+            "reinstall the package, or point NEO4J_URI at your own server",
+        )
+    if origin.resolve() == folder.resolve():
+        return folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in RUNTIME_FILES:
+            wanted = (origin / name).read_bytes()
+            target = folder / name
+            if not target.is_file() or target.read_bytes() != wanted:
+                partial = target.with_name(f".{name}.partial")
+                partial.write_bytes(wanted)
+                partial.replace(target)
+    except OSError as error:
+        raise LocalDbError(
+            ErrorCode.LOCALDB_NOT_FOUND,
+            f"cannot prepare the local Neo4j folder {folder} ({type(error).__name__}); "
+            "set GRAPHRAG_LOCALDB_DIR to a folder you can write",
+        ) from None
+    return folder
+
+
 def find_tools_dir() -> Path:
-    """``tools/neo4j`` of this checkout: GRAPHRAG_LOCALDB_DIR, then upwards from the CWD and the package."""
+    """The runtime folder (``pom.xml``, ``Launcher.java``, ``target/`` and the named homes).
+
+    In this order: ``GRAPHRAG_LOCALDB_DIR`` (used as it is when it holds a ``pom.xml``,
+    else filled from the package); a checkout's ``tools/neo4j``, upwards from the CWD
+    and from the package; else :func:`user_runtime_dir`, filled from the package.
+    """
     configured = os.environ.get("GRAPHRAG_LOCALDB_DIR")
     if configured:
-        path = Path(configured).resolve()
-        if (path / "pom.xml").is_file():
-            return path
-        raise LocalDbError(ErrorCode.LOCALDB_NOT_FOUND, f"GRAPHRAG_LOCALDB_DIR={configured} holds no pom.xml")
+        path = Path(configured).expanduser().resolve()
+        return path if (path / "pom.xml").is_file() else prepare_runtime(path)
     for start in (Path.cwd(), Path(__file__).resolve().parent):
         for folder in (start, *start.parents):
             candidate = folder / "tools" / "neo4j"
-            if (candidate / "pom.xml").is_file() and (candidate / "Launcher.java").is_file():
+            if _is_runtime(candidate):
                 return candidate
-    raise LocalDbError(
-        ErrorCode.LOCALDB_NOT_FOUND,
-        "the local Neo4j runtime needs this repository's tools/neo4j (pom.xml and Launcher.java); "
-        "run from a checkout, set GRAPHRAG_LOCALDB_DIR, or point NEO4J_URI at your own server",
-    )
+    return prepare_runtime(user_runtime_dir())
+
+
+def _home_name(home: Path, tools_dir: Path) -> str:
+    """A home as the user named it: its folder name inside the runtime folder, else its path."""
+    return home.name if home.parent == tools_dir else str(home)
+
+
+def _home_option(home: Path, tools_dir: Path) -> str:
+    """The command-line option that names ``home``: ``--home NAME`` or ``--home-dir PATH``."""
+    return f"--home {home.name}" if home.parent == tools_dir else f"--home-dir {home}"
 
 
 def java_major_version(java_home: Path) -> int | None:
@@ -185,8 +281,78 @@ def find_java_home() -> Path:
     return candidates[0][2]
 
 
-def resolve_jars(settings: LocalDbSettings, *, java_home: Path | None = None) -> Path:
-    """Resolve the server jars with Maven once; later calls reuse ``target/lib``."""
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_DOWNLOADED = re.compile(r"Downloaded from [^:]+: (\S+)(?: \((\d+(?:\.\d+)?) ?([kKMG]?B))?")
+_UNIT_BYTES = {"B": 1, "kB": 1_000, "KB": 1_000, "MB": 1_000_000, "GB": 1_000_000_000}
+_MAVEN_TAIL_LINES = 30
+
+
+class MavenProgress:
+    """Counts what Maven reports while it resolves the jars, for a line of progress.
+
+    Reads Maven's batch-mode transfer lines (``Downloaded from central: URL (4.2 kB at ...)``);
+    any other line says nothing new (the dependency plugin copies the jars from the
+    local repository without a line per jar). Colour codes are ignored.
+    """
+
+    def __init__(self) -> None:
+        self.downloaded = 0
+        self.downloaded_bytes = 0
+
+    def feed(self, line: str) -> str | None:
+        """The progress line after ``line`` of Maven's output, or None when it changes nothing."""
+        text = _ANSI.sub("", line)
+        downloaded = _DOWNLOADED.search(text)
+        if downloaded:
+            self.downloaded += 1
+            if downloaded.group(2):
+                self.downloaded_bytes += int(float(downloaded.group(2)) * _UNIT_BYTES[downloaded.group(3)])
+            return f"{self.summary()} ({downloaded.group(1).rsplit('/', 1)[-1]})"
+        return None
+
+    def summary(self) -> str:
+        """``resolving jars: 37 downloaded (12.4 MB)`` (the size once Maven reported one)."""
+        size = f" ({self.downloaded_bytes / 1e6:.1f} MB)" if self.downloaded_bytes else ""
+        return f"resolving jars: {self.downloaded} downloaded{size}"
+
+
+def _run_maven(
+    command: list[str], env: dict[str, str], tracker: MavenProgress, progress: Progress | None
+) -> str | None:
+    """Run Maven, passing its progress on; None on success, else the lines that say why it failed."""
+    tail: deque[str] = deque(maxlen=_MAVEN_TAIL_LINES)
+    errors: deque[str] = deque(maxlen=_MAVEN_TAIL_LINES)
+    with subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+    ) as process:
+        assert process.stdout is not None
+        for raw in process.stdout:
+            line = _ANSI.sub("", raw.rstrip())
+            tail.append(line)
+            if line.startswith("[ERROR]"):
+                errors.append(line)
+            update = tracker.feed(line)
+            if update is not None and progress is not None:
+                progress(update)
+    if process.returncode == 0:
+        return None
+    return "\n".join(errors or tail)
+
+
+def resolve_jars(settings: LocalDbSettings, *, java_home: Path | None = None, progress: Progress | None = None) -> Path:
+    """Resolve the server jars with Maven once; later calls reuse ``target/lib``.
+
+    ``progress`` receives a line per file Maven downloads
+    (``resolving jars: 37 downloaded (12.4 MB) (neo4j-kernel-....jar)``), so a first
+    start that fetches some 160 MB is not silent. Raises ``maven-not-found``, or
+    ``jars-not-resolved`` with Maven's error lines.
+    """
     marker = settings.lib_dir / ".resolved"
     pom = settings.tools_dir / "pom.xml"
     pom_stamp = f"{pom.stat().st_mtime_ns}:{pom.stat().st_size}"
@@ -197,32 +363,36 @@ def resolve_jars(settings: LocalDbSettings, *, java_home: Path | None = None) ->
         raise LocalDbError(ErrorCode.MAVEN_NOT_FOUND, "Maven (mvn) is needed once to fetch Neo4j's jars")
     env = dict(os.environ)
     env["JAVA_HOME"] = str(java_home or find_java_home())
-    result = subprocess.run(
-        [mvn, "-B", "-q", "-f", str(pom), "package"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).splitlines()[-30:])
-        raise LocalDbError(ErrorCode.JARS_NOT_RESOLVED, f"Maven could not resolve Neo4j's jars:\n{tail}")
+    tracker = MavenProgress()
+    if progress is not None:
+        progress(f"resolving jars with Maven into {settings.lib_dir} (once)")
+    failure = _run_maven([mvn, "-B", "-Dstyle.color=never", "-f", str(pom), "package"], env, tracker, progress)
+    if failure is not None:
+        raise LocalDbError(ErrorCode.JARS_NOT_RESOLVED, f"Maven could not resolve Neo4j's jars:\n{failure}")
+    if not any(settings.lib_dir.glob("*.jar")):
+        raise LocalDbError(
+            ErrorCode.JARS_NOT_RESOLVED, f"Maven finished but left no jars in {settings.lib_dir} ({pom})"
+        )
+    if progress is not None:
+        progress(f"{tracker.summary()}; looking for APOC core (optional)")
     _resolve_apoc(settings, mvn, env, pom)
     marker.write_text(pom_stamp)
+    if progress is not None:
+        progress(tracker.summary().replace("resolving", "resolved"))
     return settings.lib_dir
 
 
 def _resolve_apoc(settings: LocalDbSettings, mvn: str, env: dict[str, str], pom: Path) -> None:
     """Try the optional APOC core profile; record why it is absent instead of failing the start."""
     plugins = settings.tools_dir / "target" / "plugins"
-    result = subprocess.run(
-        [mvn, "-B", "-q", "-Papoc", "-f", str(pom), "package"], env=env, capture_output=True, text=True, check=False
-    )
+    command = [mvn, "-B", "-Dstyle.color=never", "-Papoc", "-f", str(pom), "package"]
+    failure = _run_maven(command, env, MavenProgress(), None)
     note = settings.tools_dir / "target" / "apoc.txt"
-    if result.returncode == 0 and any(plugins.glob("apoc-core-*.jar")):
+    note.parent.mkdir(parents=True, exist_ok=True)
+    if failure is None and any(plugins.glob("apoc-core-*.jar")):
         note.write_text("APOC core resolved from Maven Central\n")
     else:
-        reason = next((line for line in (result.stdout + result.stderr).splitlines() if "apoc-core" in line), "")
+        reason = next((line for line in (failure or "").splitlines() if "apoc-core" in line), "")
         note.write_text(f"APOC core not available from Maven Central for this Neo4j version\n{reason[:500]}\n")
 
 
@@ -432,8 +602,8 @@ def _describe_process(pid: int, settings: LocalDbSettings) -> str:
     homes = [arg.removeprefix("--home-dir=") for arg in command if arg.startswith("--home-dir=")]
     if homes and any(arg.endswith("Launcher.java") for arg in command):
         home = Path(homes[0])
-        name = home.name if home.parent == settings.tools_dir else str(home)
-        return f"the local Neo4j of home {name} (pid {pid}; stop it with `graphrag-orm neo4j stop --home {name}`)"
+        name, option = _home_name(home, settings.tools_dir), _home_option(home, settings.tools_dir)
+        return f"the local Neo4j of home {name} (pid {pid}; stop it with `graphrag-orm neo4j stop {option}`)"
     program = Path(command[0]).name if command else "unknown"
     return f"another program (pid {pid}, {program})"
 
@@ -457,8 +627,6 @@ def _answered_by_own(pid: int, port: int) -> bool | None:
 
 def bolt_answers(settings: LocalDbSettings, *, timeout: float = 5.0) -> bool:
     """True when the server answers ``RETURN 1`` with the local credentials."""
-    from graphrag_orm.store.connection import answers_return_one
-
     return answers_return_one(settings.uri, "neo4j", settings.password, timeout=timeout)
 
 
@@ -487,10 +655,11 @@ def status(settings: LocalDbSettings) -> LocalDbStatus:
 def _reuse(settings: LocalDbSettings, pid: int) -> LocalDbStatus:
     """A start of a home that already runs: only on the port it runs on, once that answers as its own."""
     running_port = recorded_port(settings) or settings.port
+    name = _home_name(settings.home, settings.tools_dir)
     if running_port != settings.port:
         raise LocalDbError(
             ErrorCode.RUNNING_ON_ANOTHER_PORT,
-            f"the local Neo4j of home {settings.home.name} already runs (pid {pid}) on port {running_port}, "
+            f"the local Neo4j of home {name} already runs (pid {pid}) on port {running_port}, "
             f"not {settings.port}: use NEO4J_URI=bolt://127.0.0.1:{running_port}, or stop it first",
         )
     deadline = time.monotonic() + settings.start_timeout_seconds
@@ -501,16 +670,17 @@ def _reuse(settings: LocalDbSettings, pid: int) -> LocalDbStatus:
     if not _is_our_process(pid, settings):
         _forget(settings)
         raise LocalDbError(
-            ErrorCode.START_FAILED, f"the local Neo4j of home {settings.home.name} (pid {pid}) exited while starting"
+            ErrorCode.START_FAILED,
+            f"the local Neo4j of home {name} (pid {pid}) exited while starting",
         )
     raise LocalDbError(
         ErrorCode.START_TIMEOUT,
-        f"the local Neo4j of home {settings.home.name} runs (pid {pid}) but does not answer on {settings.uri} "
+        f"the local Neo4j of home {name} runs (pid {pid}) but does not answer on {settings.uri} "
         f"as its own process:\n{log_tail(settings)}",
     )
 
 
-def start(settings: LocalDbSettings, *, progress: Iterator[None] | None = None) -> LocalDbStatus:
+def start(settings: LocalDbSettings, *, progress: Progress | None = None) -> LocalDbStatus:
     """Start the server in the background and wait until Bolt answers ``RETURN 1`` from it.
 
     A second start while it runs says so and reuses it (``running-on-another-port`` when
@@ -522,6 +692,8 @@ def start(settings: LocalDbSettings, *, progress: Iterator[None] | None = None) 
     on the port is the one this call started for this home. Raises
     ``LocalDbError("start-timeout")`` with the log tail when the server does not answer
     within ``settings.start_timeout_seconds``, after stopping what it started.
+    ``progress`` receives a line per step (Maven's downloads on the first start, the
+    initial password, the wait for Bolt).
     """
     if not 0 < settings.port < 65536:
         raise LocalDbError(ErrorCode.INVALID_OPTION, f"port {settings.port} is not a TCP port (1..65535)")
@@ -537,9 +709,11 @@ def start(settings: LocalDbSettings, *, progress: Iterator[None] | None = None) 
         )
     java_home = find_java_home()
     java = java_home / "bin" / "java"
-    resolve_jars(settings, java_home=java_home)
+    resolve_jars(settings, java_home=java_home, progress=progress)
     conf_dir = _write_config(settings)
     _install_plugins(settings)
+    if progress is not None and not (settings.home / "data" / ".initial-password-set").is_file():
+        progress("setting the initial password (first start of this home)")
     _set_initial_password(settings, java, conf_dir)
     settings.console_log.parent.mkdir(parents=True, exist_ok=True)
     with settings.console_log.open("ab") as console:
@@ -564,6 +738,8 @@ def start(settings: LocalDbSettings, *, progress: Iterator[None] | None = None) 
         )
     settings.pid_file.write_text(f"{process.pid}\n")
     settings.port_file.write_text(f"{settings.port}\n")
+    if progress is not None:
+        progress(f"waiting for Bolt on {settings.uri} (pid {process.pid})")
     deadline = time.monotonic() + settings.start_timeout_seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -611,21 +787,25 @@ def stop(settings: LocalDbSettings) -> LocalDbStatus:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m graphrag_orm.localdb start|stop|status|logs [--home NAME] [--port N]`` (used by make)."""
+    """``python -m graphrag_orm.localdb start|stop|status|logs [--home NAME | --home-dir PATH] [--port N]``."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m graphrag_orm.localdb")
     parser.add_argument("command", choices=("start", "stop", "status", "logs"))
-    parser.add_argument("--home", default="home", help="home folder name under tools/neo4j")
+    parser.add_argument("--home", default="home", help="home folder name in the runtime folder (tools/neo4j)")
+    parser.add_argument("--home-dir", type=Path, default=None, help="home folder path (instead of --home)")
     parser.add_argument("--port", type=int, default=None)
     args = parser.parse_args(argv)
     try:
-        settings = LocalDbSettings.from_env(home_name=args.home, port=args.port)
+        settings = LocalDbSettings.from_env(home_name=args.home, port=args.port, home_dir=args.home_dir)
         if args.command == "logs":
             print(log_tail(settings, 80))
             return 0
         began = time.monotonic()
-        result = {"start": start, "stop": stop, "status": status}[args.command](settings)
+        if args.command == "start":
+            result = start(settings, progress=lambda line: print(f"neo4j: {line}", flush=True))
+        else:
+            result = {"stop": stop, "status": status}[args.command](settings)
         took = f" in {time.monotonic() - began:.1f} s" if args.command == "start" else ""
         print(f"neo4j: {result.message}{took}")
         if result.running:

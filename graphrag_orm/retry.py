@@ -18,13 +18,13 @@ import email.utils
 import logging
 import math
 import random as _random
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import httpx
-import openai
 from pydantic import Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
@@ -132,10 +132,21 @@ class RetryTally:
             return RetrySummary(retries=self._retries, rate_limited=self._rate_limited, waited_seconds=self._waited)
 
 
+def _openai() -> Any:
+    """The openai module when something imported it, else None.
+
+    An openai error can only exist once openai is imported, so classifying errors never
+    imports the SDK itself (``import graphrag_orm`` stays free of it).
+    """
+    return sys.modules.get("openai")
+
+
 def status_of(error: BaseException) -> int | None:
     """The HTTP status an openai or httpx error answered with, or ``None``."""
-    if isinstance(error, openai.APIStatusError):
-        return error.status_code
+    openai = _openai()
+    if openai is not None and isinstance(error, openai.APIStatusError):
+        code = error.status_code
+        return code if isinstance(code, int) else None
     if isinstance(error, _HTTP_STATUS_ERRORS):
         code = getattr(getattr(error, "response", None), "status_code", None)
         return code if isinstance(code, int) else None
@@ -159,10 +170,9 @@ def is_transient_default(error: BaseException) -> bool:
     status = status_of(error)
     if status is not None:
         return _is_transient_status(status)
-    return isinstance(
-        error,
-        (openai.APIConnectionError, *_TRANSPORT_ERRORS, TimeoutError, ConnectionError),
-    )
+    openai = _openai()
+    connection_errors: tuple[type[BaseException], ...] = () if openai is None else (openai.APIConnectionError,)
+    return isinstance(error, (*connection_errors, *_TRANSPORT_ERRORS, TimeoutError, ConnectionError))
 
 
 def _header(headers: Any, name: str) -> str | None:

@@ -142,7 +142,9 @@ FLOOR_EDGES = {
     "SUBSECTION_OF": "UNWIND $rows AS row MATCH (a:Section {id: row.a}) MATCH (b:Section {id: row.b}) "
     "CREATE (a)-[:SUBSECTION_OF {runId: $run}]->(b)",
 }
-FLOOR_RUN = "CREATE (r:IngestionRun) SET r = $row, r.startedAt = $started, r.completedAt = datetime()"
+FLOOR_RUN = (
+    "CREATE (r:IngestionRun) SET r = $row, r.startedAt = $started, r.progressAt = $started, r.completedAt = datetime()"
+)
 
 # The diagnostic "compact" floor: the same graph in three statements, edges created
 # with their nodes instead of found again by key.
@@ -803,7 +805,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="comma-separated, in order: ours, floor, neo4j-graphrag (APOC-free edges), neo4j-graphrag-stock",
     )
     parser.add_argument("--rounds", type=int, default=2, help="timed rounds; every other one in reverse order")
-    parser.add_argument("--warmup-documents", type=int, default=200)
+    parser.add_argument(
+        "--warmup-documents", type=int, default=1000, help="each contender first ingests this many other documents"
+    )
     parser.add_argument("--diagnose", action="store_true", help="also measure where ours spends its time")
     parser.add_argument("--diagnose-documents", type=int, default=100)
     return parser.parse_args(argv)

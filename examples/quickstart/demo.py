@@ -1,7 +1,8 @@
 """The quick start: ingest three pages, answer one question with checked citations, refuse another.
 
-Run with ``make demo`` (local Neo4j and migrations first), or directly when Neo4j is
-running and migrated: ``.venv/bin/python examples/quickstart/demo.py``. Offline by default
+Run it when Neo4j is running and migrated (``make migrate``):
+``.venv/bin/python examples/quickstart/demo.py``. (``make demo`` runs the recall wiki,
+examples/recall/run.py, on a server of its own.) Offline by default
 (labelled stand-ins); with OPENAI_API_KEY set, answers come from GRAPHRAG_CHAT_MODEL
 (default gpt-4.1-mini).
 """

@@ -167,3 +167,54 @@ def answer_reply(request: ChatRequest) -> str:
         # A link whose page is not in the evidence is still cited; the check refuses it.
         citations.append({"chunkId": chunk or "not-in-evidence", "quote": quote})
     return json.dumps({"answer": ANSWER, "citations": citations, "insufficient": None})
+
+
+#: The bulletin's link and each affected product's links, as the pages word them.
+BULLETIN_LINK = CITED[0]
+PRODUCT_LINKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("City 3", (CITED[1],)),
+    ("Trail 5", (CITED[2], CITED[3])),
+)
+#: A question the wiki does not answer, and the invented answer the demo's hand-written reply gives it.
+REFUSAL_QUESTION = "When was Kestrel Components founded?"
+INVENTED = "Kestrel Components was founded in 1987"
+
+
+def careful_answer_reply(request: ChatRequest) -> str:
+    """A hand-written model that names only what the evidence it is shown proves.
+
+    For the recall question it cites the bulletin and every link of each product whose
+    links are all in the evidence, and names only those products: given plain top-k
+    evidence it answers, cited but incomplete, which is what plain RAG gets wrong. For
+    any other question it invents a founding year and a quote, so the demo shows the
+    citation check refusing it.
+    """
+    if request.schema_name != "answer":
+        return json.dumps({"question": parse_question(request.messages[-1].content)})
+    prompt = request.messages[-1].content
+    items = parse_evidence(prompt)
+
+    def where(quote: str) -> str | None:
+        return next((chunk_id for chunk_id, text in items if quote in text), None)
+
+    if parse_question(prompt) != RECALL_QUESTION:
+        chunk = items[0][0] if items else "not-in-evidence"
+        citation = {"chunkId": chunk, "quote": INVENTED}
+        return json.dumps({"answer": f"{INVENTED}.", "citations": [citation], "insufficient": None})
+    bulletin = where(BULLETIN_LINK)
+    if bulletin is None:
+        return json.dumps({"answer": None, "citations": None, "insufficient": "no recall bulletin in the evidence"})
+    citations = [{"chunkId": bulletin, "quote": BULLETIN_LINK}]
+    named: list[str] = []
+    for product, links in PRODUCT_LINKS:
+        located = [(where(link), link) for link in links]
+        if all(chunk for chunk, _ in located):
+            named.append(product)
+            citations.extend({"chunkId": chunk, "quote": link} for chunk, link in located)
+    if named == list(AFFECTED):
+        text = ANSWER
+    elif named:
+        text = f"{named[0]} is affected: the bulletin recalls the BC-310 caliper, and {named[0]} uses it."
+    else:
+        text = "The bulletin recalls the Kestrel BC-310 brake caliper; the evidence names no product that uses it."
+    return json.dumps({"answer": text, "citations": citations, "insufficient": None})

@@ -1,19 +1,23 @@
-"""A chat client for OpenAI-compatible endpoints, through the openai SDK's chat completions."""
+"""A chat client for OpenAI-compatible endpoints, through the openai SDK's chat completions.
+
+The SDK is imported when a client is built, not when this module is (see
+:mod:`graphrag_orm.embeddings.openai`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from types import TracebackType
-from typing import Any
-
-import openai
-from openai import AsyncOpenAI
-from openai.types import CompletionUsage
+from typing import TYPE_CHECKING, Any
 
 from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest, ChatUsage
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.embeddings.openai import build_client
+from graphrag_orm.embeddings.openai import build_client, unreachable
 from graphrag_orm.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from openai.types import CompletionUsage
 
 __all__ = ["OpenAIChat", "usage_of"]
 
@@ -47,7 +51,9 @@ class OpenAIChat:
     client built here. Never retries: the SDK's retries are off, also on a
     ``client`` you pass (a copy with ``max_retries=0`` is used). Errors are the
     SDK's (``openai.APIStatusError``, ``APIConnectionError``, ...), for a
-    :class:`~graphrag_orm.retry.RetryPolicy` to classify. Nothing is logged.
+    :class:`~graphrag_orm.retry.RetryPolicy` to classify, except one: until the
+    endpoint has answered once, a connection that cannot be opened (a closed port, an
+    unknown host) raises ``ModelCallFailed("model-unreachable")``. Nothing is logged.
     """
 
     def __init__(
@@ -65,6 +71,7 @@ class OpenAIChat:
         self.model = model
         self.reasoning_effort = reasoning_effort
         self._owns_client = client is None
+        self._answered = False
         if client is None:
             self._client = build_client(base_url=base_url, api_key=api_key, timeout=timeout, owner="OpenAIChat")
         else:
@@ -93,7 +100,12 @@ class OpenAIChat:
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         """The whole reply; its text is ``""`` when the model sent no content."""
-        completion = await self._client.chat.completions.create(**self._arguments(request), stream=False)
+        try:
+            completion = await self._client.chat.completions.create(**self._arguments(request), stream=False)
+        except Exception as error:
+            self._refuse_if_unreachable(error)
+            raise
+        self._answered = True
         choice = completion.choices[0] if completion.choices else None
         return ChatReply(
             text=(choice.message.content or "") if choice is not None else "",
@@ -109,9 +121,14 @@ class OpenAIChat:
         connection end. A stream that ends before the model said why it stopped
         raises ``openai.APIConnectionError`` (transient), never a partial reply.
         """
-        stream = await self._client.chat.completions.create(
-            **self._arguments(request), stream=True, stream_options={"include_usage": True}
-        )
+        try:
+            stream = await self._client.chat.completions.create(
+                **self._arguments(request), stream=True, stream_options={"include_usage": True}
+            )
+        except Exception as error:
+            self._refuse_if_unreachable(error)
+            raise
+        self._answered = True
         parts: list[str] = []
         finish_reason: str | None = None
         usage: ChatUsage | None = None
@@ -135,12 +152,19 @@ class OpenAIChat:
             # response is closed, which ends the HTTP call.
             await stream.close()
         if finish_reason is None:
+            import openai
+
             raise openai.APIConnectionError(
                 message="the reply stream ended before the model finished", request=stream.response.request
             )
         yield ChatChunk(
             reply=ChatReply(text="".join(parts), usage=usage, finish_reason=finish_reason, model=model or self.model)
         )
+
+    def _refuse_if_unreachable(self, error: BaseException) -> None:
+        refused = None if self._answered else unreachable(error, self._client, "OpenAIChat")
+        if refused is not None:
+            raise refused from error
 
     async def aclose(self) -> None:
         """Close the HTTP client if this chat client built it; a client you passed stays open."""

@@ -1,24 +1,61 @@
-"""What every command shares: running async work, connecting, and failing without a stack trace."""
+"""What every command shares: running async work, connecting, loading an ontology, and failing
+without a stack trace (one line on stderr: the message, then the code in parentheses)."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import os
+import re
+import sys
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from graphrag_orm.errors import GraphRagError
+from graphrag_orm.codes import ErrorCode
+from graphrag_orm.environment import graphrag_from_env
+from graphrag_orm.errors import DocumentNotResolved, GraphRagError
+from graphrag_orm.facade import GraphRag
+from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import open_store
 
-__all__ = ["T", "fail", "run", "with_database"]
+__all__ = [
+    "SHIPPED_ONTOLOGIES",
+    "OntologyOption",
+    "T",
+    "error_line",
+    "fail",
+    "load_ontology",
+    "resolve_documents",
+    "run",
+    "with_database",
+    "with_graphrag",
+]
 
 T = TypeVar("T")
 
+_FULL_ID = re.compile(r"[0-9a-f]{64}")
+
 console = Console(highlight=False)
-errors = Console(stderr=True, highlight=False)
+# soft_wrap: an error stays one line however narrow the terminal (scripts read it by line).
+errors = Console(stderr=True, highlight=False, soft_wrap=True)
+
+SHIPPED_ONTOLOGIES = ("generic", "novel", "article")
+
+OntologyOption = typer.Option(
+    None,
+    "--ontology",
+    help="generic, novel, article, or module:ATTRIBUTE naming your own Ontology (its keys and names index).",
+)
+
+
+def error_line(message: str, code: str) -> str:
+    """The one line an error prints: its message (markup escaped, so paths and ids show as typed) and code."""
+    return f"[bold red]error[/] {escape(message)} [dim]({escape(str(code))})[/]"
 
 
 def run(work: Coroutine[Any, Any, T]) -> T:
@@ -26,7 +63,7 @@ def run(work: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(work)
     except GraphRagError as error:
-        errors.print(f"[bold red]error[/] {error.message} [dim]({error.code})[/]")
+        errors.print(error_line(error.message, error.code))
         raise typer.Exit(1) from None
 
 
@@ -39,6 +76,60 @@ async def with_database(action: Callable[[Store], Awaitable[T]]) -> T:
         await store.driver.close()
 
 
-def fail(message: str, code: str) -> None:
-    errors.print(f"[bold red]error[/] {message} [dim]({code})[/]")
+async def with_graphrag(action: Callable[[GraphRag], Awaitable[T]], *, ontology: Ontology | None = None) -> T:
+    """Connect a ``GraphRag`` from the environment (with ``ontology``, if any), run ``action``, close.
+
+    The vector index is not checked on connecting: listing, showing and maintenance do
+    not need it (``check`` reports a missing one as a finding).
+    """
+    rag = graphrag_from_env(ontology=ontology)[0]
+    await rag.connect(check_schema=False, neomodel=False)
+    try:
+        return await action(rag)
+    finally:
+        await rag.close()
+
+
+async def resolve_documents(rag: GraphRag, references: list[str]) -> tuple[str, ...]:
+    """The ids of the documents ``references`` name (id, prefix, source URI or path), each once.
+
+    A full id with no document is kept as it is: sections and chunks may still be
+    stored under it (orphans), and removal reports it as not found.
+    """
+    resolved: list[str] = []
+    for reference in references:
+        try:
+            found = await rag.catalog.resolve(reference)
+        except DocumentNotResolved as error:
+            if error.code != ErrorCode.DOCUMENT_NOT_FOUND or not _FULL_ID.fullmatch(reference.strip().lower()):
+                raise
+            found = reference.strip().lower()
+        if found not in resolved:
+            resolved.append(found)
+    return tuple(resolved)
+
+
+def fail(message: str, code: str) -> NoReturn:
+    errors.print(error_line(message, code))
     raise typer.Exit(1)
+
+
+def load_ontology(name: str | None) -> Ontology | None:
+    """A shipped ontology by name, or ``package.module:ATTRIBUTE`` for an application's own."""
+    if name is None:
+        return None
+    if name in SHIPPED_ONTOLOGIES:
+        module = importlib.import_module(f"graphrag_orm.ontologies.{name}")
+        found: object = module.ONTOLOGY
+    else:
+        module_name, _, attribute = name.partition(":")
+        if not attribute:
+            raise typer.BadParameter("an ontology is generic, novel, article, or module:ATTRIBUTE")
+        sys.path.insert(0, os.getcwd())  # an application's module, run from its checkout
+        try:
+            found = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as error:
+            raise typer.BadParameter(f"cannot load {name}: {type(error).__name__}") from None
+    if not isinstance(found, Ontology):
+        raise typer.BadParameter(f"{name} is not an Ontology")
+    return found

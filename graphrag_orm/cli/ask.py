@@ -9,8 +9,9 @@ from rich.panel import Panel
 from rich.table import Table
 
 from graphrag_orm.answers import Answer, AnswerExport, Disposition
-from graphrag_orm.cli._common import console, fail, run
+from graphrag_orm.cli._common import console, fail, resolve_documents, run
 from graphrag_orm.environment import graphrag_from_env
+from graphrag_orm.errors import GraphRagError
 from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
 
 __all__ = ["ask", "show_answer"]
@@ -48,18 +49,24 @@ def ask(
         None, "--export", help="Write the whole answer as JSON (graphrag-orm-answer/1)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
-    scope_document: list[str] = typer.Option([], "--scope-document", help="Answer only from these document ids."),
+    scope_document: list[str] = typer.Option(
+        [], "--scope-document", help="Answer only from these documents (id, id prefix, source URI or path)."
+    ),
 ) -> None:
     """Answer from the stored documents with checked citations, or refuse with a reason."""
-    rag, choice = graphrag_from_env()
-    options = RetrievalOptions()
-    if scope_document:
-        options = options.with_scope(DocumentsScope(document_ids=tuple(scope_document)))
+    try:
+        rag, choice = graphrag_from_env()
+    except GraphRagError as error:
+        fail(error.message, error.code)
 
     async def work() -> Answer:
         await rag.connect()
         try:
             assert rag.answers is not None
+            options = RetrievalOptions()
+            if scope_document:
+                ids = await resolve_documents(rag, scope_document)
+                options = options.with_scope(DocumentsScope(document_ids=ids))
             return await rag.answers.answer(question, options=options)
         finally:
             await rag.close()

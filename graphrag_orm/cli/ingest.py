@@ -1,81 +1,60 @@
-"""``graphrag-orm ingest PATH... [--base-uri] [--preview] [--json]`` and ``graphrag-orm search``."""
+"""``graphrag-orm ingest PATH... [--base-uri] [--preview] [--json] [--ontology]`` and ``graphrag-orm search``.
+
+The exit code is 1 when a document failed, in table and ``--json`` mode alike; when
+the model endpoint is not reachable (``model-unreachable``) that is also said once on
+stderr. A folder that gives no file says how many it skipped and why (pattern, media
+type), and nothing is ingested when no path gives any.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from graphrag_orm.cli._common import console, fail, run
+from graphrag_orm.cli._common import OntologyOption, console, errors, fail, load_ontology, resolve_documents, run
+from graphrag_orm.cli.collect import DEFAULT_PATTERNS, Collected, collect_sources
+from graphrag_orm.cli.receipts import preview_table, receipt_table
+from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.evidence import Evidence
 from graphrag_orm.ingestion import DocumentOutcome, IngestionPreview, IngestionReceipt
 from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
-from graphrag_orm.sources import Source, Sources
 
 __all__ = ["DEFAULT_PATTERNS", "collect_sources", "ingest", "preview_table", "receipt_table", "search"]
 
-DEFAULT_PATTERNS = ("*.md", "*.markdown", "*.txt", "*.pdf")
 
-
-def collect_sources(paths: list[Path], base_uri: str | None, patterns: tuple[str, ...]) -> list[Source]:
-    """Files as given, folders expanded by ``patterns`` (stable order), URIs from ``base_uri``."""
-    found: list[Source] = []
-    seen: set[str] = set()
-    for path in paths:
-        if path.is_dir():
-            batch: list[Source] = []
-            for pattern in patterns:
-                batch.extend(Sources.folder(path, pattern=pattern, base_uri=base_uri))
-            batch.sort(key=lambda s: s.source_uri)
-        else:
-            uri = base_uri.rstrip("/") + "/" + path.name if base_uri else None
-            batch = [Sources.file(path, uri=uri)]
-        for source in batch:
-            if source.source_uri not in seen:
-                seen.add(source.source_uri)
-                found.append(source)
-    return found
-
-
-def receipt_table(receipt: IngestionReceipt) -> Table:
-    table = Table("document", "source", "status", "code", "chunks", title=f"run {receipt.run_id}")
-    for outcome in receipt.documents:
-        table.add_row(
-            outcome.document_id[:12],
-            outcome.source_uri,
-            outcome.status.value,
-            outcome.error_code or "",
-            str(outcome.chunks),
+def _collected(paths: list[Path], base_uri: str | None, patterns: tuple[str, ...]) -> Collected:
+    """The sources of ``paths``; a folder that gave none is described on stderr; none at all fails."""
+    try:
+        collected = collect_sources(paths, base_uri, patterns)
+    except GraphRagError as error:
+        fail(error.message, error.code)
+    for folder in collected.folders:
+        if folder.taken == 0:
+            errors.print(f"[yellow]nothing taken[/] {escape(folder.describe(patterns))}")
+    if not collected.sources:
+        fail(
+            "nothing to ingest: no file given or found matches the patterns and has a loader "
+            "(use --pattern to choose other file names)",
+            ErrorCode.INVALID_SOURCE,
         )
-    return table
+    return collected
 
 
-def preview_table(preview: IngestionPreview) -> Table:
-    table = Table(
-        "document",
-        "source",
-        "status",
-        "code",
-        "chunks",
-        "embedding calls",
-        "input tokens",
-        title="preview (nothing written)",
-    )
-    for item in preview.documents:
-        table.add_row(
-            item.document_id[:12],
-            item.source_uri,
-            item.status.value,
-            item.error_code or "",
-            str(item.chunks),
-            str(item.embedding_calls),
-            str(item.input_tokens),
+def _unreachable(receipt: IngestionReceipt) -> None:
+    """One line on stderr when the model endpoint was never reached: every document that needed it failed."""
+    failed = sum(1 for o in receipt.documents if o.error_code == DocumentErrorCode.MODEL_UNREACHABLE)
+    if failed:
+        errors.print(
+            f"[bold red]error[/] the model endpoint is not reachable: {failed} document{'' if failed == 1 else 's'} "
+            "not ingested; check "
+            f"OPENAI_BASE_URL, or unset it and OPENAI_API_KEY for the offline stand-ins [dim]({ErrorCode.MODEL_UNREACHABLE})[/]"
         )
-    return table
 
 
 def ingest(
@@ -84,13 +63,16 @@ def ingest(
     pattern: list[str] = typer.Option(list(DEFAULT_PATTERNS), "--pattern", help="File-name patterns for folders."),
     preview: bool = typer.Option(False, "--preview", help="Count chunks, calls and tokens; write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the receipt (or preview) as JSON."),
+    ontology: str | None = OntologyOption,
 ) -> None:
-    """Ingest documents: one transaction per document, leases, a receipt."""
+    """Ingest documents: one transaction per document, leases, a receipt (with --ontology, extraction too)."""
+    patterns = tuple(pattern)
+    sources = _collected(paths, base_uri, patterns).sources
+    chosen = load_ontology(ontology)
     try:
-        sources = collect_sources(paths, base_uri, tuple(pattern))
+        rag, choice = graphrag_from_env(ontology=chosen)
     except GraphRagError as error:
         fail(error.message, error.code)
-    rag, choice = graphrag_from_env()
 
     async def work() -> IngestionReceipt | IngestionPreview:
         await rag.connect()
@@ -125,6 +107,10 @@ def ingest(
     result = run(work())
     if as_json:
         console.print_json(result.to_json())
+        if isinstance(result, IngestionReceipt):
+            _unreachable(result)
+            if result.failed:
+                raise typer.Exit(1)
         return
     if isinstance(result, IngestionPreview):
         console.print(preview_table(result))
@@ -143,6 +129,7 @@ def ingest(
         console.print(f"[yellow]limit reached[/] {limit.name} = {limit.value}")
     if result.retries.retries:
         console.print(f"retries: {result.retries.retries} ({result.retries.rate_limited} rate-limited)")
+    _unreachable(result)
     if result.failed:
         raise typer.Exit(1)
 
@@ -150,19 +137,26 @@ def ingest(
 def search(
     query: str = typer.Argument(..., help="What to look for."),
     limit: int = typer.Option(8, "--limit", min=1, max=128),
-    scope_document: list[str] = typer.Option([], "--scope-document", help="Search only these document ids."),
+    scope_document: list[str] = typer.Option(
+        [], "--scope-document", help="Search only these documents (id, id prefix, source URI or path)."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Retrieve passages (evidence to read, not an answer) with their documents and byte spans."""
-    rag, _ = graphrag_from_env()
+    try:
+        rag, _ = graphrag_from_env()
+    except GraphRagError as error:
+        fail(error.message, error.code)
     options = RetrievalOptions(max_items=limit)
-    if scope_document:
-        options = options.with_scope(DocumentsScope(document_ids=tuple(scope_document)))
 
     async def work() -> Evidence:
         await rag.connect()
         try:
-            return await rag.retriever.retrieve(query, options)
+            chosen = options
+            if scope_document:
+                ids = await resolve_documents(rag, scope_document)
+                chosen = options.with_scope(DocumentsScope(document_ids=ids))
+            return await rag.retriever.retrieve(query, chosen)
         finally:
             await rag.close()
 

@@ -1,10 +1,16 @@
-"""``graphrag-orm check``, ``remove DOCUMENT_ID``, ``reset [--run ID]... [--document ID]... [--yes]``, ``orphans``,
-``fail-stale-runs``.
+"""``graphrag-orm check``, ``remove DOCUMENT``, ``reset [--run ID]... [--document DOCUMENT]... [--yes]``,
+``orphans``, ``fail-stale-runs``.
 
 The services are built from the environment: NEO4J_* for the connection, the default
 layout, and the embedding set of GRAPHRAG_EMBEDDING_MODEL and
-GRAPHRAG_EMBEDDING_DIMENSIONS (neither: the offline set). A refusal, such as
-``foreign-graph``, ends the command with its code and exit code 1.
+GRAPHRAG_EMBEDDING_DIMENSIONS (neither: the offline set). A graph that extraction
+wrote (things, facts, ``MENTIONED_IN`` and ``SAYS`` links) is maintained like any
+other when ``--ontology`` names its ontology: its knowledge is removed and checked
+with the documents. The graph does not record which ontology wrote it, so without
+``--ontology`` those links are not the toolkit's and removal is refused
+(``foreign-graph``; the message says to pass ``--ontology``). A document is named by
+its id, a unique id prefix (at least six hex digits), its source URI or the path it was
+ingested from. A refusal ends the command with its code and exit code 1.
 """
 
 from __future__ import annotations
@@ -15,28 +21,55 @@ from typing import TypeVar
 import typer
 from rich.table import Table
 
-from graphrag_orm.cli._common import console, errors, run
-from graphrag_orm.environment import graphrag_from_env
-from graphrag_orm.errors import ConfigurationError
-from graphrag_orm.maintenance import HealthReport, MaintenanceService, RemovalReport, ResetScope
+from graphrag_orm.cli._common import (
+    OntologyOption,
+    console,
+    fail,
+    load_ontology,
+    resolve_documents,
+    run,
+    with_graphrag,
+)
+from graphrag_orm.codes import ErrorCode
+from graphrag_orm.errors import ConfigurationError, GraphRefused
+from graphrag_orm.facade import GraphRag
+from graphrag_orm.maintenance import HealthReport, RemovalPreview, RemovalReport, ResetScope
 
-__all__ = ["check", "counted", "fail_stale_runs", "health_table", "orphans", "removal_summary", "remove", "reset"]
+__all__ = [
+    "check",
+    "counted",
+    "fail_stale_runs",
+    "health_table",
+    "orphans",
+    "removal_summary",
+    "remove",
+    "reset",
+]
 
 T = TypeVar("T")
 
+_ONTOLOGY_HINT = (
+    " If extraction wrote these links, pass --ontology with the ontology it used "
+    "(generic, novel, article or module:ATTRIBUTE)."
+)
 
-async def _with_service(action: Callable[[MaintenanceService], Awaitable[T]]) -> T:
-    """Connect the facade from the environment, run ``action`` on its maintenance service, close.
 
-    The vector index is not checked on connecting: ``check`` reports a missing one
-    as a finding, and removal does not need it.
+def _maintain(action: Callable[[GraphRag], Awaitable[T]], ontology: str | None) -> T:
+    """Run ``action`` on a graph connected from the environment, with the ontology named, if any.
+
+    Without an ontology, a ``foreign-graph`` refusal also says how to name one.
     """
-    rag = graphrag_from_env()[0]
-    await rag.connect(check_schema=False, neomodel=False)
-    try:
-        return await action(rag.maintenance)
-    finally:
-        await rag.close()
+    chosen = load_ontology(ontology)
+
+    async def work(rag: GraphRag) -> T:
+        try:
+            return await action(rag)
+        except GraphRefused as error:
+            if chosen is None and "relationships the toolkit does not own" in error.message:
+                raise GraphRefused(error.code, error.message + _ONTOLOGY_HINT) from None
+            raise
+
+    return run(with_graphrag(work, ontology=chosen))
 
 
 def health_table(report: HealthReport) -> Table:
@@ -82,9 +115,9 @@ def _print_removal(report: RemovalReport) -> None:
         console.print(f"refused ({limits}), left whole: {', '.join(report.refused)}")
 
 
-def check() -> None:
-    """Print the health report; exit code 1 when it has findings."""
-    report = run(_with_service(lambda service: service.check()))
+def check(ontology: str | None = OntologyOption) -> None:
+    """Print the health report (with --ontology, also orphan things and stale facts); exit code 1 when it has findings."""
+    report = _maintain(lambda rag: rag.maintenance.check(), ontology)
     if report.healthy:
         console.print("healthy: no findings")
         return
@@ -92,44 +125,64 @@ def check() -> None:
     raise typer.Exit(1)
 
 
-def remove(document_id: str = typer.Argument(..., help="The document's id (SHA-256 of its source URI).")) -> None:
-    """Remove one document with its sections, chunks and links, in one transaction."""
-    report = run(_with_service(lambda service: service.remove_source(document_id)))
+def remove(
+    document: str = typer.Argument(..., help="The document: id, id prefix (6+ hex digits), source URI or path."),
+    ontology: str | None = OntologyOption,
+) -> None:
+    """Remove one document with its sections, chunks and links (and, with --ontology, its knowledge), in one transaction."""
+
+    async def work(rag: GraphRag) -> RemovalReport:
+        (document_id,) = await resolve_documents(rag, [document])
+        return await rag.maintenance.remove_source(document_id)
+
+    report = _maintain(work, ontology)
     if report.not_found:
-        errors.print(f"document {document_id} not found: nothing is stored under that id")
-        raise typer.Exit(1)
+        fail(f"document {document} not found: nothing is stored under that id", ErrorCode.DOCUMENT_NOT_FOUND)
     _print_removal(report)
 
 
 def reset(
     run_ids: list[str] | None = typer.Option(None, "--run", help="Remove the documents this run wrote (repeatable)."),
-    document_ids: list[str] | None = typer.Option(None, "--document", help="Remove this document (repeatable)."),
+    documents: list[str] | None = typer.Option(
+        None, "--document", help="Remove this document: id, id prefix, source URI or path (repeatable)."
+    ),
     yes: bool = typer.Option(False, "--yes", help="Do not ask before deleting."),
+    ontology: str | None = OntologyOption,
 ) -> None:
     """Remove documents by run or id; with neither, every document the toolkit wrote (the schema stays)."""
     try:
-        scope = ResetScope(
-            run_ids=tuple(run_ids) if run_ids else None, document_ids=tuple(document_ids) if document_ids else None
-        )
+        ResetScope(run_ids=tuple(run_ids) if run_ids else None, document_ids=tuple(documents) if documents else None)
     except ConfigurationError as error:
         raise typer.BadParameter(error.message) from None
+
+    async def scope_of(rag: GraphRag) -> ResetScope:
+        ids = await resolve_documents(rag, documents) if documents else None
+        return ResetScope(run_ids=tuple(run_ids) if run_ids else None, document_ids=ids)
+
+    async def preview(rag: GraphRag) -> tuple[ResetScope, RemovalPreview]:
+        scope = await scope_of(rag)
+        return scope, await rag.maintenance.preview(scope)
+
+    async def remove_scope(rag: GraphRag) -> RemovalReport:
+        return await rag.maintenance.reset(await scope_of(rag))
+
     if not yes:
-        preview = run(_with_service(lambda service: service.preview(scope)))
+        scope, planned = _maintain(preview, ontology)
         chosen = (
             "every document the toolkit wrote" if scope.is_everything else "the documents of the given runs and ids"
         )
         console.print(
-            f"this removes {chosen}: {counted(preview.documents, 'document')}, "
-            f"{counted(preview.sections, 'section')} and {counted(preview.chunks, 'chunk')}"
+            f"this removes {chosen}: {counted(planned.documents, 'document')}, "
+            f"{counted(planned.sections, 'section')} and {counted(planned.chunks, 'chunk')}"
         )
         if not typer.confirm("remove them?"):
             raise typer.Exit(1)
-    _print_removal(run(_with_service(lambda service: service.reset(scope))))
+    _print_removal(_maintain(remove_scope, ontology))
 
 
-def orphans() -> None:
-    """Remove sections and chunks whose document is gone, and expired leases."""
-    report = run(_with_service(lambda service: service.remove_orphans()))
+def orphans(ontology: str | None = OntologyOption) -> None:
+    """Remove sections and chunks whose document is gone, expired leases, and (with --ontology) orphan things."""
+    report = _maintain(lambda rag: rag.maintenance.remove_orphans(), ontology)
     if not (report.sections or report.chunks or report.leases or report.things):
         console.print("no orphans")
         return
@@ -146,7 +199,7 @@ def orphans() -> None:
 
 def fail_stale_runs() -> None:
     """Mark runs left Running by a process that died (no live lease, no progress for a lease duration) Failed."""
-    report = run(_with_service(lambda service: service.fail_stale_runs()))
+    report = _maintain(lambda rag: rag.maintenance.fail_stale_runs(), None)
     if not report.runs:
         console.print("no stale runs")
         return

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import importlib
 import os
-import sys
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from graphrag_orm.cli._common import console, run, with_database
+from graphrag_orm.cli._common import OntologyOption, console, load_ontology, run, with_database
 from graphrag_orm.embeddings.sets import Similarity
 from graphrag_orm.environment import embedding_set_from_env
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, Migrator, SchemaCheck, initial_revision, next_revision, write_revision
 from graphrag_orm.migrate.lock import DEFAULT_LOCK_WAIT_SECONDS, MAX_LOCK_WAIT_SECONDS
-from graphrag_orm.ontology import Ontology
 
 __all__ = ["LAYOUTS", "apply", "check", "downgrade", "init", "plan", "revision", "status"]
 
@@ -48,32 +45,6 @@ ModelOption = typer.Option(None, "--model", help="Embedding model (default GRAPH
 DimensionsOption = typer.Option(None, "--dimensions", help="Vector dimensions (default GRAPHRAG_EMBEDDING_DIMENSIONS).")
 SimilarityOption = typer.Option(Similarity.COSINE, "--similarity")
 LayoutOption = typer.Option("default", "--layout", help="default or neo4j-graphrag.")
-OntologyOption = typer.Option(
-    None,
-    "--ontology",
-    help="generic, novel, article, or module:ATTRIBUTE naming your own Ontology (its keys and names index).",
-)
-
-
-def _ontology(name: str | None) -> Ontology | None:
-    """A shipped ontology by name, or ``package.module:ATTRIBUTE`` for an application's own."""
-    if name is None:
-        return None
-    if name in ("generic", "novel", "article"):
-        module = importlib.import_module(f"graphrag_orm.ontologies.{name}")
-        found: object = module.ONTOLOGY
-    else:
-        module_name, _, attribute = name.partition(":")
-        if not attribute:
-            raise typer.BadParameter("an ontology is generic, novel, article, or module:ATTRIBUTE")
-        sys.path.insert(0, os.getcwd())  # an application's module, run from its checkout
-        try:
-            found = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError) as error:
-            raise typer.BadParameter(f"cannot load {name}: {type(error).__name__}") from None
-    if not isinstance(found, Ontology):
-        raise typer.BadParameter(f"{name} is not an Ontology")
-    return found
 
 
 @app.command()
@@ -88,7 +59,7 @@ def init(
 ) -> None:
     """Start an application's chain with the toolkit's schema for its embedding set (and ontology)."""
     chosen = embedding_set_from_env(model, dimensions, similarity)
-    made = initial_revision(_layout(layout), chosen, _ontology(ontology), revision=revision)
+    made = initial_revision(_layout(layout), chosen, load_ontology(ontology), revision=revision)
     path = write_revision(directory, made)
     console.print(
         f"wrote {path} for embedding set {chosen.id}; review it, then `graphrag-orm migrations apply --dir {directory}`"
@@ -112,7 +83,7 @@ def revision(
         chain,
         _layout(layout),
         embedding_set_from_env(model, dimensions, similarity),
-        _ontology(ontology),
+        load_ontology(ontology),
         revision=revision_id,
         message=message,
     )

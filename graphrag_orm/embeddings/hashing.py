@@ -58,9 +58,13 @@ class HashingEmbedder:
     otherwise). ``input_tokens`` of the result counts word tokens. Pure Python:
     roughly 4,000 (1,536 dimensions) to 8,000 (256 dimensions) texts of 1 KiB a
     second on one core, yielding to the event loop every few hundred texts.
+    It reads the whole of every text (``max_input_tokens`` is None).
     """
 
     is_stand_in = True
+
+    #: Every word of a text is hashed, however long: no window.
+    max_input_tokens: int | None = None
 
     def __init__(self, dimensions: int, *, seed: int = 0) -> None:
         if isinstance(dimensions, bool) or not isinstance(dimensions, int):

@@ -1,20 +1,27 @@
-"""Embeddings from an OpenAI-compatible endpoint, through the openai SDK."""
+"""Embeddings from an OpenAI-compatible endpoint, through the openai SDK.
+
+The SDK is imported when a client is built, not when this module is: ``import
+graphrag_orm`` stays cheap for every offline use and every CLI call.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
 from types import TracebackType
-
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.embeddings.base import EmbeddingVectors
 from graphrag_orm.embeddings.sets import MAX_DIMENSIONS
 from graphrag_orm.embeddings.validation import EmbeddingRejected
-from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.errors import ConfigurationError, ModelCallFailed
 
-__all__ = ["MAX_BATCH_SIZE", "NO_KEY", "OpenAIEmbedder", "build_client"]
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["MAX_BATCH_SIZE", "NO_KEY", "OpenAIEmbedder", "build_client", "endpoint_of", "unreachable"]
 
 MAX_BATCH_SIZE = 2048
 """OpenAI's limit on inputs per embeddings request."""
@@ -43,7 +50,69 @@ def build_client(*, base_url: str | None, api_key: str | None, timeout: float, o
                 ErrorCode.INVALID_OPTION, f"{owner}: pass api_key or base_url, or set OPENAI_API_KEY or OPENAI_BASE_URL"
             )
         key = NO_KEY
+    from openai import AsyncOpenAI
+
     return AsyncOpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=0)
+
+
+def endpoint_of(client: AsyncOpenAI) -> str:
+    """The client's endpoint as messages show it: scheme, host, port and path (no user information, no query)."""
+    parts = urlsplit(str(client.base_url))
+    host = parts.hostname or ""
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
+
+
+def _never_connected(error: BaseException) -> str | None:
+    """The name of the connect failure under an SDK connection error (refused, unknown host), or None.
+
+    A timeout, a dropped connection or a cut stream is not one: the endpoint was reached.
+    """
+    from openai import APIConnectionError, APITimeoutError
+
+    if not isinstance(error, APIConnectionError) or isinstance(error, APITimeoutError):
+        return None
+    cause: BaseException | None = error.__cause__ or error.__context__
+    for _ in range(8):  # the chain is short; a bound keeps a cyclic one from looping
+        if cause is None:
+            return None
+        if type(cause).__name__ == "ConnectError" or isinstance(cause, ConnectionRefusedError):
+            return type(cause).__name__
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def unreachable(error: BaseException, client: AsyncOpenAI, owner: str) -> ModelCallFailed | None:
+    """``ModelCallFailed("model-unreachable")`` when ``error`` says no connection could be opened.
+
+    The clients raise it only while they have never had an answer: a closed port or an
+    unknown host on the first call is a setting to fix, not a blip to retry (it is a
+    :class:`~graphrag_orm.errors.GraphRagError`, so a retry policy passes it on at once).
+    After one answer, the same failure stays the SDK's transient error. The message names
+    the endpoint and ``OPENAI_BASE_URL``, never the key.
+    """
+    failure = _never_connected(error)
+    if failure is None:
+        return None
+    return ModelCallFailed(
+        ErrorCode.MODEL_UNREACHABLE,
+        f"{owner}: the model endpoint {endpoint_of(client)} is not reachable ({failure}); check OPENAI_BASE_URL, "
+        "or unset it and OPENAI_API_KEY to use the offline stand-ins",
+        attempts=1,
+        status=None,
+    )
+
+
+_OPENAI_WINDOW = 8191
+"""The input limit of OpenAI's text-embedding-3 family and text-embedding-ada-002, in tokens."""
+
+
+def _known_window(model: str) -> int | None:
+    name = model.rsplit("/", 1)[-1]
+    return _OPENAI_WINDOW if name.startswith(("text-embedding-3", "text-embedding-ada-002")) else None
 
 
 class OpenAIEmbedder:
@@ -56,7 +125,13 @@ class OpenAIEmbedder:
     ``base_url`` fall back to ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` only
     when not given; an endpoint without a key (a local server) is called with a
     placeholder key; neither is ``ConfigurationError("invalid-option")``.
-    ``timeout`` (seconds) applies to a client built here.
+    ``timeout`` (seconds) applies to a client built here. ``max_input_tokens`` is the
+    model's window (default 8,191 for the text-embedding-3 family and ada-002, else
+    None: unknown); ingestion reports chunks over it.
+
+    Until the endpoint has answered once, a connection that cannot be opened (a closed
+    port, an unknown host) raises ``ModelCallFailed("model-unreachable")`` instead of
+    the SDK's error (see :func:`unreachable`).
 
     Never retries: the SDK's retries are off, also on a ``client`` you pass
     (a copy with ``max_retries=0`` is used), so wrap calls in a
@@ -76,9 +151,12 @@ class OpenAIEmbedder:
         client: AsyncOpenAI | None = None,
         batch_size: int = 256,
         timeout: float = 60.0,
+        max_input_tokens: int | None = None,
     ) -> None:
         if not model:
             raise ConfigurationError(ErrorCode.INVALID_OPTION, "OpenAIEmbedder: model must be named")
+        if max_input_tokens is not None and (isinstance(max_input_tokens, bool) or max_input_tokens < 1):
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "OpenAIEmbedder: max_input_tokens must be at least 1")
         if dimensions is not None and not 1 <= dimensions <= MAX_DIMENSIONS:
             raise ConfigurationError(
                 ErrorCode.INVALID_OPTION, f"OpenAIEmbedder: dimensions must be between 1 and {MAX_DIMENSIONS}"
@@ -90,7 +168,11 @@ class OpenAIEmbedder:
         self.model = model
         self.dimensions = dimensions
         self.batch_size = batch_size
+        #: The most tokens the model reads of one input: given, else 8,191 for OpenAI's
+        #: text-embedding-3 and ada-002 models, else None (unknown).
+        self.max_input_tokens: int | None = max_input_tokens or _known_window(model)
         self._owns_client = client is None
+        self._answered = False
         if client is None:
             self._client = build_client(base_url=base_url, api_key=api_key, timeout=timeout, owner="OpenAIEmbedder")
         else:
@@ -105,12 +187,19 @@ class OpenAIEmbedder:
         tokens: int | None = 0
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
-            if self.dimensions is None:
-                response = await self._client.embeddings.create(model=self.model, input=batch)
-            else:
-                response = await self._client.embeddings.create(
-                    model=self.model, input=batch, dimensions=self.dimensions
-                )
+            try:
+                if self.dimensions is None:
+                    response = await self._client.embeddings.create(model=self.model, input=batch)
+                else:
+                    response = await self._client.embeddings.create(
+                        model=self.model, input=batch, dimensions=self.dimensions
+                    )
+            except Exception as error:
+                refused = None if self._answered else unreachable(error, self._client, "OpenAIEmbedder")
+                if refused is not None:
+                    raise refused from error
+                raise
+            self._answered = True
             if len(response.data) != len(batch):
                 raise EmbeddingRejected(
                     DocumentErrorCode.EMBEDDING_COUNT.value,

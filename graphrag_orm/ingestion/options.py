@@ -38,3 +38,8 @@ class IngestionOptions(Options):
     )
     lease_duration_seconds: float = Field(600.0, ge=1.0, le=86_400.0, description="renewed every third of it")
     write_attempts: int = Field(3, ge=1, le=10, description="tries of a document's transaction on transient errors")
+    fit_chunks_to_embedder: bool = Field(
+        False,
+        description="cut chunks to the embedder's max_input_tokens, counted with its own tokenizer "
+        "(count_tokens) when it has one; off, chunks over it are reported in the receipt (EmbedderWindow)",
+    )

@@ -43,6 +43,8 @@ class DocumentOutcome(Value):
     error_code: DocumentErrorCode | None = None
     chunks: int = 0
     embedding_calls: int = 0
+    #: Chunks longer than the embedder reads (``max_input_tokens``): only their start was embedded.
+    chunks_over_window: int = 0
 
 
 class IngestionReceipt(Value):
@@ -57,6 +59,11 @@ class IngestionReceipt(Value):
     elapsed_seconds: float
     limits_reached: tuple[Limit, ...] = ()
     retries: RetrySummary = RetrySummary()
+    #: Chunks written that are longer than the embedder's window (``max_input_tokens``), so only
+    #: their first tokens were embedded; when not 0, ``EmbedderWindow`` (the window) is in
+    #: ``limits_reached``. Counted with the embedder's ``count_tokens``, else estimated at four
+    #: UTF-8 bytes a token.
+    chunks_over_window: int = 0
     #: With an ontology: what extraction kept (counted per document), pruned and quarantined.
     extraction: ExtractionSummary | None = None
 
@@ -92,6 +99,7 @@ class DocumentPreview(Value):
     embedding_calls: int = 0
     extraction_calls: int = 0
     input_tokens: int = 0
+    chunks_over_window: int = 0
 
 
 class IngestionPreview(Value):
@@ -108,3 +116,5 @@ class IngestionPreview(Value):
     input_tokens: int
     tokens_counted: bool
     limits_reached: tuple[Limit, ...] = ()
+    #: Chunks that ``ingest`` would embed only in part (over the embedder's ``max_input_tokens``).
+    chunks_over_window: int = 0

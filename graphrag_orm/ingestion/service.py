@@ -15,6 +15,12 @@ model call (and ``MaxChunksPerDocument`` is in the receipt's ``limits_reached``)
 While the run works, a heartbeat stamps its node's ``progressAt`` every third of the
 lease duration (at most every :data:`HEARTBEAT_MAX_SECONDS`); a run killed or cut
 off from the database stops stamping, which is how maintenance tells a stale run.
+
+An embedder that declares a window (``max_input_tokens``) reads only the start of a longer
+chunk: such chunks are counted (with the embedder's ``count_tokens``, else estimated at four
+UTF-8 bytes a token) into ``chunks_over_window`` of the document's outcome and the receipt,
+with ``EmbedderWindow`` in ``limits_reached``; ``IngestionOptions(fit_chunks_to_embedder=True)``
+cuts chunks to the window instead.
 """
 
 from __future__ import annotations
@@ -33,9 +39,10 @@ from typing import Any
 
 from neo4j.exceptions import DriverError, Neo4jError
 
-from graphrag_orm.chunking import Chunker, ChunkPlan, chunk_id
+from graphrag_orm.chunking import Chunker, ChunkPlan, chunk_id, within_window
 from graphrag_orm.codes import DocumentErrorCode, LimitName
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
+from graphrag_orm.embeddings.base import count_input_tokens, input_window, token_count_function
 from graphrag_orm.embeddings.validation import validate_usage
 from graphrag_orm.errors import DocumentFailure, GraphRagError
 from graphrag_orm.extraction.grounding import ChunkText, DocumentKnowledge
@@ -123,6 +130,10 @@ class IngestionService:
         self.embedder = embedder
         self.options = options or IngestionOptions()
         self.chunker = chunker or Chunker()
+        if self.options.fit_chunks_to_embedder:
+            self.chunker = within_window(self.chunker, embedder)
+        #: The most tokens the embedder reads of one text (None: no known bound).
+        self.embedder_window = input_window(embedder)
         self.loaders = loaders or LoaderRegistry.default(max_document_bytes=self.options.max_document_bytes)
         self.retry = retry or RetryPolicy()
         self.token_counter = token_counter
@@ -179,6 +190,9 @@ class IngestionService:
             raise asyncio.CancelledError
         if counters.too_many_chunks:
             limits.append(Limit(name=LimitName.MAX_CHUNKS_PER_DOCUMENT, value=self.chunk_bound))
+        over_window = sum(o.chunks_over_window for o in outcomes if o.status == DocumentStatus.INGESTED)
+        if over_window and self.embedder_window is not None:
+            limits.append(Limit(name=LimitName.EMBEDDER_WINDOW, value=self.embedder_window))
         return IngestionReceipt(
             run_id=run_id,
             status=status,
@@ -189,6 +203,7 @@ class IngestionService:
             elapsed_seconds=round(time.monotonic() - began, 3),
             limits_reached=tuple(limits),
             retries=counters.retries.summary(),
+            chunks_over_window=over_window,
             extraction=counters.extraction if self.extractor is not None else None,
         )
 
@@ -289,6 +304,7 @@ class IngestionService:
                 document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
             )
         texts = plan.texts(loaded.utf8)
+        over_window = await self._over_window(texts)
         knowledge: DocumentKnowledge | None = None
         summary: ExtractionSummary | None = None
         if self.extractor is None:
@@ -329,6 +345,7 @@ class IngestionService:
             status=DocumentStatus.INGESTED,
             chunks=chunks,
             embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
+            chunks_over_window=over_window,
         )
 
     async def _embed(
@@ -356,6 +373,21 @@ class IngestionService:
 
         results = await asyncio.gather(*(one(batch) for batch in batches))
         return [vector for batch in results for vector in batch]
+
+    async def _over_window(self, texts: Sequence[str]) -> int:
+        """How many of ``texts`` exceed the embedder's window (0 when it declares none)."""
+        window = self.embedder_window
+        if window is None or not texts:
+            return 0
+        counts: list[int] | None = None
+        if token_count_function(self.embedder) is not None:  # a tokenizer: off the event loop
+            try:
+                counts = await asyncio.to_thread(count_input_tokens, self.embedder, texts)
+            except Exception as error:  # an embedder's own counter must not fail the document
+                _log.warning("count_tokens of the embedder failed (%s); estimating tokens", type(error).__name__)
+        if counts is None:  # four bytes a token: cheap, on the loop
+            counts = count_input_tokens(None, texts)
+        return sum(1 for count in counts if count > window)
 
     def _plan(self, loaded: LoadedDocument, counters: _RunCounters | None = None) -> ChunkPlan:
         """The document's chunks; more than :attr:`chunk_bound` is ``document-too-large``."""
@@ -482,6 +514,9 @@ class IngestionService:
             previews.append(await self._preview_document(source, counter, tally))
         if tally.too_many_chunks:
             limits.append(Limit(name=LimitName.MAX_CHUNKS_PER_DOCUMENT, value=self.chunk_bound))
+        over_window = sum(p.chunks_over_window for p in previews)
+        if over_window and self.embedder_window is not None:
+            limits.append(Limit(name=LimitName.EMBEDDER_WINDOW, value=self.embedder_window))
         return IngestionPreview(
             documents=tuple(previews),
             chunks=sum(p.chunks for p in previews),
@@ -490,6 +525,7 @@ class IngestionService:
             input_tokens=sum(p.input_tokens for p in previews),
             tokens_counted=self.token_counter is not None,
             limits_reached=tuple(limits),
+            chunks_over_window=over_window,
         )
 
     async def _preview_document(self, source: Source, counter: TokenCounter, tally: _RunCounters) -> DocumentPreview:
@@ -534,6 +570,7 @@ class IngestionService:
             embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
             extraction_calls=extraction_calls,
             input_tokens=tokens,
+            chunks_over_window=await self._over_window(texts),
         )
 
 

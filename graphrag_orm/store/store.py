@@ -17,8 +17,12 @@ statement goes out through it:
   it (its query type and operators): the sandbox for caller-supplied Cypher
   (:mod:`graphrag_orm.store.sandbox`) decides on it.
 
-Every session of one store shares a bookmark manager, so a read issued after a write
-through the same store sees that write, on a cluster as on a single server.
+A read issued after a write through the same store sees that write. On a cluster
+(a ``neo4j://`` routing driver) every session of the store shares a bookmark manager
+for that; on one server (``bolt://``) a committed write is visible to every later
+transaction already, and the store sends no bookmarks: they cost the server about a
+tenth of its ingestion throughput (docs/benchmarks.md, "After the store seam").
+``Store(..., causal_consistency=True)`` asks for bookmarks whatever the driver.
 
 Statement hooks (:meth:`Store.add_hook`) see each statement's name, access mode,
 duration, rows and update counters, never its text or parameters: tracing and the
@@ -36,6 +40,7 @@ from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
 import neo4j
+import neo4j.api
 from neo4j.exceptions import DriverError, Neo4jError, TransientError
 
 from graphrag_orm.codes import ErrorCode
@@ -239,11 +244,14 @@ class Store:
         *,
         database: str | None = None,
         hooks: Sequence[StatementHook] = (),
+        causal_consistency: bool | None = None,
     ) -> None:
         self._driver = driver
         self.database = database
         self._hooks: list[StatementHook] = list(hooks)
-        self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager()
+        #: ``None``: bookmarks on a routing driver only; ``True``/``False``: always/never.
+        self.causal_consistency = causal_consistency
+        self._bookmarks = self._bookmark_manager(driver)
         #: A :class:`Queries` whose every statement is a read of its own.
         self.reader: Queries = _Reader(self)
 
@@ -263,7 +271,18 @@ class Store:
         """Point the store at ``driver`` (the facade's ``connect()`` does this)."""
         self._driver = driver
         self.database = database
-        self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager()
+        self._bookmarks = self._bookmark_manager(driver)
+
+    def _bookmark_manager(self, driver: neo4j.AsyncDriver | None) -> neo4j.api.AsyncBookmarkManager | None:
+        wanted = self.causal_consistency
+        if wanted is None:
+            wanted = isinstance(driver, neo4j.AsyncNeo4jDriver)
+        return neo4j.AsyncGraphDatabase.bookmark_manager() if wanted else None
+
+    @property
+    def uses_bookmarks(self) -> bool:
+        """Whether the store's sessions share a bookmark manager (see the module's docstring)."""
+        return self._bookmarks is not None
 
     def unbind(self) -> None:
         self._driver = None

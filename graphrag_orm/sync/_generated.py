@@ -6,6 +6,7 @@ Twinned:
 - ``GraphRag.ingestion``: ``IngestionService`` as ``SyncIngestionService``
 - ``GraphRag.retriever``: ``Retriever`` as ``SyncRetriever``
 - ``GraphRag.maintenance``: ``MaintenanceService`` as ``SyncMaintenanceService``
+- ``GraphRag.catalog``: ``CatalogService`` as ``SyncCatalogService``
 - ``GraphRag.answers``: ``AnswersService`` as ``SyncAnswersService``
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from graphrag_orm.catalog.service import DEFAULT_CHUNK_LIMIT, DEFAULT_LIST_LIMIT
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.sync._loop import LoopThread
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from graphrag_orm.answers.service import AnswersService
     from graphrag_orm.answers.turns import Turn
     from graphrag_orm.answers.values import Answer, Completed, Delta, Retrieved
+    from graphrag_orm.catalog.service import CatalogService
+    from graphrag_orm.catalog.values import DocumentDetail, DocumentList, RunList
     from graphrag_orm.evidence import Evidence
     from graphrag_orm.facade import GraphRag
     from graphrag_orm.ingestion import IngestionReceipt
@@ -42,7 +46,14 @@ if TYPE_CHECKING:
     from graphrag_orm.sources import Source
     from graphrag_orm.store import ConnectionSettings
 
-__all__ = ["SyncAnswersService", "SyncGraphRag", "SyncIngestionService", "SyncMaintenanceService", "SyncRetriever"]
+__all__ = [
+    "SyncAnswersService",
+    "SyncCatalogService",
+    "SyncGraphRag",
+    "SyncIngestionService",
+    "SyncMaintenanceService",
+    "SyncRetriever",
+]
 
 
 class SyncIngestionService:
@@ -192,6 +203,58 @@ class SyncMaintenanceService:
         return self._runner.run(self._service.check)
 
 
+class SyncCatalogService:
+    """``CatalogService`` with blocking calls, on the sync loop of the ``SyncGraphRag`` it came from."""
+
+    def __init__(self, service: CatalogService, runner: LoopThread) -> None:
+        self._service = service
+        self._runner = runner
+
+    def documents(self, limit: int = DEFAULT_LIST_LIMIT) -> DocumentList:
+        """Stored documents by source URI, at most ``limit`` (1..1,000), with the total count.
+
+        Runs ``CatalogService.documents`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.documents, limit)
+
+    def runs(self, limit: int = DEFAULT_LIST_LIMIT) -> RunList:
+        """Ingestion runs, newest first, at most ``limit`` (1..1,000), with the total count.
+
+        Runs ``CatalogService.runs`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.runs, limit)
+
+    def document(self, reference: str, *, chunk_limit: int = DEFAULT_CHUNK_LIMIT) -> DocumentDetail:
+        """One document's metadata and its first ``chunk_limit`` (1..10,000) chunk spans, in order.
+
+        ``reference`` is resolved as :meth:`resolve` does; no text is read.
+
+        Runs ``CatalogService.document`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.document, reference, chunk_limit=chunk_limit)
+
+    def resolve(self, reference: str) -> str:
+        """The id of the one stored document ``reference`` names.
+
+        Tried in order: a full id (64 hex digits); a prefix of at least six hex digits
+        that exactly one stored id starts with; a source URI (normalised as ingestion
+        does, e.g. ``https://example.org/faq``); a path, named as ``Sources.file`` names
+        it (its absolute ``file:`` URI; the file need not exist any more). Raises
+        ``DocumentNotResolved``: ``ambiguous-id`` for a prefix several ids start with
+        (the message says how many), ``document-not-found`` when nothing matches.
+
+        Runs ``CatalogService.resolve`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.resolve, reference)
+
+    def resolve_all(self, references: Iterable[str]) -> tuple[str, ...]:
+        """:meth:`resolve` for each reference, in order, each id once.
+
+        Runs ``CatalogService.resolve_all`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.resolve_all, references)
+
+
 class SyncAnswersService:
     """``AnswersService`` with blocking calls, on the sync loop of the ``SyncGraphRag`` it came from."""
 
@@ -268,6 +331,11 @@ class SyncGraphRag:
     def maintenance(self) -> SyncMaintenanceService:
         """``GraphRag.maintenance``, blocking."""
         return SyncMaintenanceService(self._rag.maintenance, self._runner)
+
+    @property
+    def catalog(self) -> SyncCatalogService:
+        """``GraphRag.catalog``, blocking."""
+        return SyncCatalogService(self._rag.catalog, self._runner)
 
     @property
     def answers(self) -> SyncAnswersService:

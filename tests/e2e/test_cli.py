@@ -19,9 +19,10 @@ QUICKSTART = ROOT / "examples" / "quickstart" / "docs"
 
 
 def cli(*args: str, env: dict[str, str] | None = None, check: bool = False) -> subprocess.CompletedProcess[str]:
-    environment = dict(os.environ, COLUMNS="160", **(env or {}))
+    environment = {**os.environ, "COLUMNS": "160"}
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHRAG_EMBEDDING_MODEL", "GRAPHRAG_EMBEDDING_DIMENSIONS"):
-        environment.pop(name, None)  # never a paid model by accident
+        environment.pop(name, None)  # never a paid model by accident: only what a test names
+    environment.update(env or {})
     result = subprocess.run([CLI, *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
     if check:
         assert result.returncode == 0, result.stdout + result.stderr

@@ -9,8 +9,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,33 @@ def suite_server(neo4j_settings: ConnectionSettings) -> LocalDbSettings:
 
 def _other_home(tmp_path: Path, port: int) -> LocalDbSettings:
     return LocalDbSettings(tools_dir=find_tools_dir(), home=tmp_path / "other-home", port=port)
+
+
+# A process that is not Neo4j but whose command line looks like a launcher's: it listens on a
+# free port, prints it, and waits. Started and ended by the test itself, by its own handle.
+_PRETEND = (
+    "import socket, sys, time\n"
+    "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+    "print(s.getsockname()[1], flush=True); time.sleep(120)"
+)
+
+
+@pytest.fixture
+def pretend_launcher() -> Iterator[Callable[[Path], tuple[subprocess.Popen[str], int]]]:
+    started: list[subprocess.Popen[str]] = []
+
+    def launch(home: Path) -> tuple[subprocess.Popen[str], int]:
+        process = subprocess.Popen(
+            [sys.executable, "-c", _PRETEND, "Launcher.java", f"--home-dir={home}"], stdout=subprocess.PIPE, text=True
+        )
+        started.append(process)
+        assert process.stdout is not None
+        return process, int(process.stdout.readline())
+
+    yield launch
+    for process in started:
+        process.kill()
+        process.wait(timeout=10)
 
 
 def test_start_refuses_a_port_a_plain_listener_holds_and_launches_nothing(listener: int, tmp_path: Path) -> None:
@@ -107,3 +136,37 @@ def test_a_server_answering_on_the_port_while_one_starts_is_never_reported_as_st
     assert not status(settings).running
     assert not settings.pid_file.exists()
     assert status(suite_server).running
+
+
+def test_a_pid_file_naming_another_program_is_removed_and_that_program_is_never_signalled(tmp_path: Path) -> None:
+    settings = _other_home(tmp_path, _free_port())
+    settings.pid_file.parent.mkdir(parents=True)
+    settings.pid_file.write_text(f"{os.getpid()}\n")  # this test's own process: alive, not a launcher
+    assert not status(settings).running
+    result = localdb.stop(settings)
+    assert result.message == f"not running (stale PID file {os.getpid()} removed)"
+    assert not settings.pid_file.exists()
+
+
+def test_a_launcher_of_a_home_whose_name_only_begins_like_this_one_is_not_taken_for_it(
+    tmp_path: Path, pretend_launcher: Callable[[Path], tuple[subprocess.Popen[str], int]]
+) -> None:
+    settings = _other_home(tmp_path, _free_port())
+    process, _ = pretend_launcher(Path(f"{settings.home}-7704"))
+    settings.pid_file.parent.mkdir(parents=True)
+    settings.pid_file.write_text(f"{process.pid}\n")
+    assert not status(settings).running
+    assert "stale PID file" in localdb.stop(settings).message
+    assert process.poll() is None  # never signalled
+
+
+def test_a_port_held_by_a_home_given_as_a_folder_names_that_folder_in_the_refusal(
+    tmp_path: Path, pretend_launcher: Callable[[Path], tuple[subprocess.Popen[str], int]]
+) -> None:
+    elsewhere = tmp_path / "elsewhere" / "my-home"
+    process, port = pretend_launcher(elsewhere)
+    with pytest.raises(LocalDbError) as refused:
+        start(_other_home(tmp_path, port))
+    assert refused.value.code == "port-in-use"
+    assert f"the local Neo4j of home {elsewhere} (pid {process.pid}" in refused.value.message
+    assert f"graphrag-orm neo4j stop --home-dir {elsewhere}" in refused.value.message

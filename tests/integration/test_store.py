@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
+import neo4j
 import pytest
 from neo4j.exceptions import ClientError, TransientError
 
@@ -134,3 +135,21 @@ async def test_a_store_without_a_driver_refuses_with_a_code() -> None:
     with pytest.raises(StoreNotConnected) as refused:
         await Store().read("RETURN 1")
     assert refused.value.code == "not-connected"
+
+
+async def test_bookmarks_are_shared_on_a_routing_driver_and_left_out_on_one_server(store: Store, graph: None) -> None:
+    # One server (bolt://) sees every committed write in later transactions without them;
+    # a routing driver (neo4j://, a cluster) needs them for a read to see the store's writes.
+    assert Store(store.driver).uses_bookmarks is False
+    routing = neo4j.AsyncGraphDatabase.driver("neo4j://127.0.0.1:1", auth=("neo4j", "unused"))
+    try:
+        assert Store(routing).uses_bookmarks is True
+        assert Store(routing, causal_consistency=False).uses_bookmarks is False
+    finally:
+        await routing.close()
+    forced = Store(causal_consistency=True)
+    forced.bind(store.driver, store.database)
+    assert forced.uses_bookmarks is True
+    await forced.write(lambda tx: tx.run("CREATE (:StoreProbe {id: 'forced'})"))
+    seen = await forced.read("MATCH (n:StoreProbe {id: 'forced'}) RETURN count(n) AS n")
+    assert seen.value("n") == 1

@@ -1,0 +1,102 @@
+"""How ``ingest`` shows its receipt and preview: one row a document, with the code in full and what it means.
+
+Outcomes carry stable codes, never messages (so scripts can rely on them); the table
+adds a short explanation of each code from :data:`DOCUMENT_ERROR_MESSAGES`, and never
+cuts a code short, however narrow the terminal.
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.table import Column, Table
+
+from graphrag_orm.codes import DocumentErrorCode
+from graphrag_orm.ingestion import IngestionPreview, IngestionReceipt
+
+__all__ = ["DOCUMENT_ERROR_MESSAGES", "explain", "preview_table", "receipt_table"]
+
+DOCUMENT_ERROR_MESSAGES: dict[DocumentErrorCode, str] = {
+    DocumentErrorCode.UNSUPPORTED_MEDIA_TYPE: "no loader reads this kind of file (.md, .markdown, .txt, .pdf)",
+    DocumentErrorCode.READ_FAILED: "the file could not be read (missing, or no permission)",
+    DocumentErrorCode.INVALID_UTF8: "the text is not valid UTF-8",
+    DocumentErrorCode.DOCUMENT_TOO_LARGE: "over the document size or chunk bound",
+    DocumentErrorCode.PDF_NO_TEXT: "the PDF has no text layer (scanned pages need OCR first)",
+    DocumentErrorCode.PDF_UNREADABLE: "the PDF could not be parsed",
+    DocumentErrorCode.LEASE_HELD: "another ingestion is writing this document now; try again later",
+    DocumentErrorCode.LEASE_LOST: "the document's lease expired while it was written; nothing was kept",
+    DocumentErrorCode.EMBEDDING_FAILED: "the embedding model call failed",
+    DocumentErrorCode.EMBEDDING_COUNT: "the embedding model returned the wrong number of vectors",
+    DocumentErrorCode.EMBEDDING_DIMENSIONS: "the embedding model returned vectors of other dimensions than the index",
+    DocumentErrorCode.INVALID_EMBEDDING: "the embedding model returned an invalid vector (not finite, or all zero)",
+    DocumentErrorCode.RATE_LIMITED: "the model kept answering 429 (rate limited) after every retry",
+    DocumentErrorCode.EXTRACTION_FAILED: "the extraction model call failed",
+    DocumentErrorCode.WRITE_FAILED: "the database refused or lost the write; nothing of it was kept",
+    DocumentErrorCode.POSITION_NOT_RECOVERED: "a chunk's byte position could not be recovered",
+    DocumentErrorCode.PDF_TIMEOUT: "reading the PDF took longer than allowed",
+    DocumentErrorCode.MODEL_UNREACHABLE: "the model endpoint is not reachable (check OPENAI_BASE_URL)",
+}
+
+
+def explain(code: DocumentErrorCode | str | None) -> str:
+    """What a document error code means, in a few words; empty for no code."""
+    if code is None:
+        return ""
+    try:
+        return DOCUMENT_ERROR_MESSAGES[DocumentErrorCode(code)]
+    except ValueError:
+        return ""
+
+
+def _code_column(codes: list[str]) -> Column:
+    # no_wrap with a minimum width: rich shrinks other columns first, never the code.
+    return Column("code", no_wrap=True, min_width=max((len(code) for code in codes), default=4))
+
+
+def receipt_table(receipt: IngestionReceipt) -> Table:
+    codes = [outcome.error_code.value for outcome in receipt.documents if outcome.error_code is not None]
+    table = Table(
+        Column("document", no_wrap=True),
+        Column("source", overflow="fold"),
+        Column("status", no_wrap=True),
+        _code_column(codes),
+        Column("message", min_width=12),
+        Column("chunks", justify="right"),
+        title=f"run {receipt.run_id}",
+    )
+    for outcome in receipt.documents:
+        table.add_row(
+            outcome.document_id[:12],
+            escape(outcome.source_uri),
+            outcome.status.value,
+            outcome.error_code.value if outcome.error_code else "",
+            explain(outcome.error_code),
+            str(outcome.chunks),
+        )
+    return table
+
+
+def preview_table(preview: IngestionPreview) -> Table:
+    codes = [item.error_code.value for item in preview.documents if item.error_code is not None]
+    table = Table(
+        Column("document", no_wrap=True),
+        Column("source", overflow="fold"),
+        Column("status", no_wrap=True),
+        _code_column(codes),
+        Column("message", min_width=12),
+        Column("chunks", justify="right"),
+        Column("embedding calls", justify="right"),
+        Column("input tokens", justify="right"),
+        title="preview (nothing written)",
+    )
+    for item in preview.documents:
+        table.add_row(
+            item.document_id[:12],
+            escape(item.source_uri),
+            item.status.value,
+            item.error_code.value if item.error_code else "",
+            explain(item.error_code),
+            str(item.chunks),
+            str(item.embedding_calls),
+            str(item.input_tokens),
+        )
+    return table

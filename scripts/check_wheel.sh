@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The built wheel, used as a newcomer uses it (CI runs this after `make test`; `make wheel-check`).
+#
+# Builds the sdist and the wheel from the sdist (uv build), makes a fresh venv in a temp
+# folder outside the repository, installs the wheel with its `local` extra resolved from
+# PyPI (not requirements/lock.txt), checks every module of the source tree imports from
+# the wheel, then from a temp folder outside the repository runs: graphrag-orm --version,
+# neo4j start (a free port, a home of its own; skipped when NEO4J_URI is set: that server
+# is used), migrations apply, ingest of markdown files it writes, ask (offline stand-ins:
+# the cited sentence and the citations table must be printed), reset, neo4j stop.
+# The user's data directory is a temp folder too (XDG_DATA_HOME), so the server's
+# launcher, pom and jars are laid out as on a machine that never saw the repository
+# (Maven's own cache, ~/.m2, is shared: the jars are copied from it, not downloaded again).
+#
+# Environment: PYTHON (the interpreter the venv is made from), WHEEL_EXTRAS (default
+# local), UV (default the repository's .venv/bin/uv), KEEP_WHEEL_CHECK=1 keeps the temp folder.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+python=${PYTHON:-$(command -v python3.11 || command -v python3)}
+uv=${UV:-$repo/.venv/bin/uv}
+extras=${WHEEL_EXTRAS:-local}
+work=$(mktemp -d "${TMPDIR:-/tmp}/graphrag-wheel-check.XXXXXX")
+began=$(date +%s)
+started_server=""
+demo_server=""
+home="$work/neo4j-home"
+demo_home="$work/demo-home"
+
+case "$work" in "$repo"/*) echo "wheel-check: the temp folder $work is inside the repository" >&2; exit 1 ;; esac
+
+step() { echo "wheel-check: [$(( $(date +%s) - began )) s] $*"; }
+fail() { echo "wheel-check: FAILED: $*" >&2; exit 1; }
+
+cleanup() {
+  status=$?
+  if [ -n "$started_server" ]; then
+    (cd "$work/run" && "$work/venv/bin/graphrag-orm" neo4j stop --home-dir "$home") || true
+  fi
+  if [ -n "$demo_server" ]; then
+    (cd "$work/run" && "$work/venv/bin/graphrag-orm" neo4j stop --home-dir "$demo_home") || true
+  fi
+  if [ "${KEEP_WHEEL_CHECK:-}" = 1 ]; then
+    echo "wheel-check: kept $work"
+  else
+    rm -rf "$work"
+  fi
+  echo "wheel-check: $([ $status = 0 ] && echo passed || echo failed) in $(( $(date +%s) - began )) s"
+}
+trap cleanup EXIT
+
+step "building the sdist and the wheel (uv build) into $work/dist"
+"$uv" build --quiet --out-dir "$work/dist" "$repo"
+wheel=$(ls "$work"/dist/graphrag_orm-*.whl)
+
+step "a fresh venv ($python) and the wheel with [$extras], resolved from PyPI without the lock"
+"$python" -m venv "$work/venv"
+"$uv" pip install --quiet --python "$work/venv/bin/python" "graphrag-orm[$extras] @ file://$wheel"
+cli="$work/venv/bin/graphrag-orm"
+
+mkdir -p "$work/run" "$work/data" "$work/docs"
+cd "$work/run"
+# Nothing of the repository or of the caller's settings leaks in.
+unset PYTHONPATH GRAPHRAG_LOCALDB_DIR OPENAI_API_KEY OPENAI_BASE_URL GRAPHRAG_EMBEDDING_MODEL \
+  GRAPHRAG_EMBEDDING_DIMENSIONS GRAPHRAG_MIGRATIONS_DIR GRAPHRAG_NEO4J_PORT VIRTUAL_ENV
+export XDG_DATA_HOME="$work/data" COLUMNS=160
+
+step "every module of the source tree imports from the installed wheel"
+modules=$(cd "$repo" && find graphrag_orm ontologies migrations -name '*.py' -not -path '*/__pycache__/*' \
+  | sed -e 's/\.py$//' -e 's#/__init__$##' -e 's#/#.#g' -e 's/^ontologies/graphrag_orm.ontologies/' \
+    -e 's/^migrations/graphrag_orm.migrations/' | sort)
+"$work/venv/bin/python" - "$repo" $modules <<'EOF'
+import importlib, sys
+from pathlib import Path
+import graphrag_orm
+repo, names = Path(sys.argv[1]), sys.argv[2:]
+assert repo not in Path(graphrag_orm.__file__).resolve().parents, f"imported from the repository: {graphrag_orm.__file__}"
+missing = []
+for name in names:
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if (error.name or "").startswith("graphrag_orm"):
+            missing.append(f"{name} ({error})")
+    except ImportError:  # an optional dependency the installed extras do not bring
+        pass
+assert not missing, "missing from the wheel: " + ", ".join(missing)
+installed = Path(graphrag_orm.__file__).parent
+absent = [
+    str(path.relative_to(repo))
+    for path in (repo / "graphrag_orm").rglob("*")
+    if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    and not (installed / path.relative_to(repo / "graphrag_orm")).is_file()
+]
+assert not absent, "files of the source package missing from the wheel: " + ", ".join(sorted(absent))
+launcher = installed / "_neo4j"
+assert (launcher / "Launcher.java").is_file() and (launcher / "pom.xml").is_file(), "no launcher in the wheel"
+print(f"wheel-check: {len(names)} modules import from {Path(graphrag_orm.__file__).parent}")
+EOF
+
+expected=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/pyproject.toml" | head -1)
+version=$("$cli" --version)
+[ "$version" = "graphrag-orm $expected" ] || fail "--version printed '$version', not 'graphrag-orm $expected'"
+step "$version"
+
+if [ -n "${NEO4J_URI:-}" ]; then
+  step "using NEO4J_URI=$NEO4J_URI"
+else
+  port=$("$work/venv/bin/python" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+  step "neo4j start --port $port --home-dir $home"
+  "$cli" neo4j start --port "$port" --home-dir "$home" | tee "$work/start.txt"
+  started_server=1
+  grep -q "^NEO4J_URI=bolt://127.0.0.1:$port$" "$work/start.txt" || fail "start printed no NEO4J_URI for port $port"
+  [ -f "$work/data/graphrag-orm/neo4j/pom.xml" ] || fail "the runtime was not laid out in the user's data directory"
+  export NEO4J_URI="bolt://127.0.0.1:$port"
+  export NEO4J_PASSWORD="${NEO4J_PASSWORD:-graphrag-local}"
+  "$cli" neo4j status --home-dir "$home" | grep -q "NEO4J_URI=$NEO4J_URI" || fail "status did not print $NEO4J_URI"
+fi
+
+step "migrations apply"
+"$cli" migrations apply
+"$cli" migrations status
+
+cat > "$work/docs/ferries.md" <<'EOF'
+# Ferries of the harbour
+
+The ferry to Lindholm leaves the north pier every forty minutes.
+Bicycles travel free on every ferry.
+EOF
+cat > "$work/docs/library.md" <<'EOF'
+# The harbour library
+
+Members can borrow up to twelve items at a time.
+The reading room closes at nine in the evening.
+EOF
+cat > "$work/docs/market.md" <<'EOF'
+# The fish market
+
+The fish market opens at five in the morning on weekdays.
+EOF
+
+step "ingest $work/docs"
+"$cli" ingest "$work/docs" | tee "$work/ingest.txt"
+grep -q "3 ingested" "$work/ingest.txt" || fail "ingest did not report 3 documents ingested"
+
+step "ask (offline stand-ins)"
+"$cli" ask "How many items can a member borrow at a time?" | tee "$work/ask.txt"
+grep -q "Members can borrow up to twelve items at a time." "$work/ask.txt" || fail "the answer does not quote the sentence"
+grep -q "citations" "$work/ask.txt" || fail "no citations table was printed"
+grep -q "The harbour library" "$work/ask.txt" || fail "the citation does not name its document"
+
+step "reset"
+"$cli" reset --yes | tee "$work/reset.txt"
+"$cli" ask "How many items can a member borrow at a time?" > "$work/after-reset.txt" && fail "an answer after reset"
+
+if [ -n "$started_server" ]; then
+  step "neo4j stop"
+  "$cli" neo4j stop --home-dir "$home"
+  started_server=""
+fi
+
+# The demo as a newcomer runs it: examples/ copied outside the repository, the installed
+# wheel (with its local model), a server of its own (the demo's chain is the local
+# model's, so it never shares the database above).
+step "the recall demo (examples/ copied to $work/examples) on a server of its own"
+cp -r "$repo/examples" "$work/examples"
+find "$work/examples" -name __pycache__ -prune -exec rm -rf {} +
+demo_port=$("$work/venv/bin/python" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+"$cli" neo4j start --port "$demo_port" --home-dir "$demo_home" > "$work/demo-start.txt"
+demo_server=1
+NEO4J_URI="bolt://127.0.0.1:$demo_port" NEO4J_PASSWORD="${NEO4J_PASSWORD:-graphrag-local}" \
+  "$work/venv/bin/python" "$work/examples/recall/run.py" | tee "$work/demo.txt" || fail "the demo exited non-zero"
+grep -q "demo complete" "$work/demo.txt" || fail "the demo did not complete"
+grep -q "LocalEmbedder\|all-MiniLM" "$work/demo.txt" || fail "the demo did not run the local embedding model"
+"$cli" neo4j stop --home-dir "$demo_home"
+demo_server=""

