@@ -112,7 +112,7 @@ CASES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("wiki", "Which bike has a step-through frame?", ("Step-through frame",)),
     ("wiki", "Which bike has a steel frame and dynamo lights?", ("Steel frame, dynamo lights",)),
     ("wiki", "How fast did customer service reach owners in the practice recall?", ("within three days",)),
-    # chapter I of Alice's Adventures in Wonderland (/work/shared/samples)
+    # chapter I of Alice's Adventures in Wonderland (examples/novel; the shared samples folder as a fallback)
     ("alice", "What did the rabbit take out of its pocket?", ("TOOK A WATCH",)),
     ("alice", "What was written on the jar Alice took from a shelf as she fell?", ("ORANGE MARMALADE",)),
     ("alice", "What is the name of Alice's cat?", ("Dinah was the cat",)),

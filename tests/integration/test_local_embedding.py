@@ -32,7 +32,7 @@ from graphrag_orm.store import Store
 from graphrag_orm.values import Limit
 
 REPO = Path(__file__).resolve().parents[2]
-ALICE = REPO.parent / "shared" / "samples" / "alice-chapter-1.txt"
+ALICE = REPO / "examples" / "novel" / "alice-chapter-1.txt"
 LIBRARY = REPO / "examples" / "quickstart" / "docs"
 MODEL = for_layout(Layout.DEFAULT)
 

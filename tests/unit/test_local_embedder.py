@@ -27,7 +27,7 @@ from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.loaders import LoadedDocument
 
 REPO = Path(__file__).resolve().parents[2]
-ALICE = REPO.parent / "shared" / "samples" / "alice-chapter-1.txt"
+ALICE = REPO / "examples" / "novel" / "alice-chapter-1.txt"
 MINILM = "all-MiniLM-L6-v2-int8"
 
 needs_model = pytest.mark.skipif(
