@@ -7,11 +7,13 @@ cuts a code short, however narrow the terminal.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.markup import escape
 from rich.table import Column, Table
 
 from graphrag_orm.codes import DocumentErrorCode
-from graphrag_orm.ingestion import IngestionPreview, IngestionReceipt
+from graphrag_orm.ingestion import DocumentOutcome, DocumentPreview, IngestionPreview, IngestionReceipt
 
 __all__ = ["DOCUMENT_ERROR_MESSAGES", "explain", "preview_table", "receipt_table"]
 
@@ -47,56 +49,48 @@ def explain(code: DocumentErrorCode | str | None) -> str:
         return ""
 
 
-def _code_column(codes: list[str]) -> Column:
-    # no_wrap with a minimum width: rich shrinks other columns first, never the code.
-    return Column("code", no_wrap=True, min_width=max((len(code) for code in codes), default=4))
-
-
-def receipt_table(receipt: IngestionReceipt) -> Table:
-    codes = [outcome.error_code.value for outcome in receipt.documents if outcome.error_code is not None]
-    table = Table(
+def _outcome_table(items: Sequence[DocumentOutcome | DocumentPreview], *extra: Column, title: str) -> Table:
+    """The columns every document row has (id, source, status, code, message, chunks), then ``extra``."""
+    # The code column never wraps and is as wide as its longest code: rich shrinks the others first.
+    widest = max((len(item.error_code.value) for item in items if item.error_code is not None), default=4)
+    return Table(
         Column("document", no_wrap=True),
         Column("source", overflow="fold"),
         Column("status", no_wrap=True),
-        _code_column(codes),
+        Column("code", no_wrap=True, min_width=widest),
         Column("message", min_width=12),
         Column("chunks", justify="right"),
-        title=f"run {receipt.run_id}",
+        *extra,
+        title=title,
     )
+
+
+def _outcome_cells(item: DocumentOutcome | DocumentPreview) -> list[str]:
+    code = item.error_code
+    return [
+        item.document_id[:12],
+        escape(item.source_uri),
+        item.status.value,
+        code.value if code else "",
+        explain(code),
+        str(item.chunks),
+    ]
+
+
+def receipt_table(receipt: IngestionReceipt) -> Table:
+    table = _outcome_table(receipt.documents, title=f"run {receipt.run_id}")
     for outcome in receipt.documents:
-        table.add_row(
-            outcome.document_id[:12],
-            escape(outcome.source_uri),
-            outcome.status.value,
-            outcome.error_code.value if outcome.error_code else "",
-            explain(outcome.error_code),
-            str(outcome.chunks),
-        )
+        table.add_row(*_outcome_cells(outcome))
     return table
 
 
 def preview_table(preview: IngestionPreview) -> Table:
-    codes = [item.error_code.value for item in preview.documents if item.error_code is not None]
-    table = Table(
-        Column("document", no_wrap=True),
-        Column("source", overflow="fold"),
-        Column("status", no_wrap=True),
-        _code_column(codes),
-        Column("message", min_width=12),
-        Column("chunks", justify="right"),
+    table = _outcome_table(
+        preview.documents,
         Column("embedding calls", justify="right"),
         Column("input tokens", justify="right"),
         title="preview (nothing written)",
     )
     for item in preview.documents:
-        table.add_row(
-            item.document_id[:12],
-            escape(item.source_uri),
-            item.status.value,
-            item.error_code.value if item.error_code else "",
-            explain(item.error_code),
-            str(item.chunks),
-            str(item.embedding_calls),
-            str(item.input_tokens),
-        )
+        table.add_row(*_outcome_cells(item), str(item.embedding_calls), str(item.input_tokens))
     return table
