@@ -238,10 +238,8 @@ async def run_demo(*, start_server: bool = True) -> DemoResult:
         show_answer(graph, chat_label)
         facts = [c.text for c in graph.evidence.context if c.reason.startswith("graph-fact")]
         problems = AnswerExport.check(graph)
-        console.print(
-            f"[dim]{len(facts)} facts given as context, e.g. {facts[:2]}; "
-            f"every citation against its stored bytes: {problems or 'all hold'}[/]\n"
-        )
+        console.print(f"[dim]{len(facts)} facts given as context, e.g. {facts[:2]}[/]")
+        console.print(f"[dim]every citation against its stored bytes: {problems or 'all hold'}[/]\n")
 
         console.print(f"[bold]3. Q:[/] {REFUSAL_QUESTION}")
         refusal = await timed("refusal", lambda: answers.answer(REFUSAL_QUESTION))
