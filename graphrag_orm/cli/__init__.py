@@ -6,7 +6,7 @@ from importlib import metadata
 
 import typer
 
-from graphrag_orm.cli import ask, catalog, ingest, maintain, migrations, neo4j
+from graphrag_orm.cli import ask, catalog, ingest, maintain, mcp, migrations, neo4j, serve
 from graphrag_orm.cli._common import error_line, errors
 from graphrag_orm.errors import GraphRagError
 
@@ -49,6 +49,8 @@ for _command in (maintain.check, maintain.remove, maintain.reset, maintain.orpha
 app.command("fail-stale-runs")(maintain.fail_stale_runs)
 for _listing in (catalog.documents, catalog.runs, catalog.show):
     app.command(_listing.__name__)(_listing)
+app.command("serve")(serve.serve)
+app.command("mcp")(mcp.mcp)
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""Adapters for LangChain and LlamaIndex (extras ``langchain`` and ``llamaindex``)."""

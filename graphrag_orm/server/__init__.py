@@ -1,0 +1,1 @@
+"""HTTP endpoints with streamed, verified answers and the explorer page (extra ``server``)."""

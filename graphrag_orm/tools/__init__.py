@@ -1,0 +1,1 @@
+"""Agent tools whose results carry checked citations, and the MCP server that serves them."""
