@@ -34,11 +34,14 @@ if TYPE_CHECKING:
     from graphrag_orm.evidence import ContextItem, Evidence, EvidenceItem, Grounding, Provenance, Route
     from graphrag_orm.facade import GraphRag
     from graphrag_orm.ingestion import (
+        ChunkedDocument,
+        ChunkText,
         DocumentOutcome,
         DocumentStatus,
         IngestionOptions,
         IngestionPreview,
         IngestionReceipt,
+        PlacementCounts,
     )
     from graphrag_orm.layout import Layout
     from graphrag_orm.options import GraphRagOptions
@@ -54,6 +57,8 @@ __all__ = [
     "AnswerExport",
     "AnswerReceipt",
     "ChunkPlan",
+    "ChunkText",
+    "ChunkedDocument",
     "ChunkerOptions",
     "Citation",
     "Completed",
@@ -82,6 +87,7 @@ __all__ = [
     "LimitName",
     "LoadError",
     "MigrationError",
+    "PlacementCounts",
     "Provenance",
     "RefusalReason",
     "RetrievalOptions",
@@ -105,6 +111,8 @@ _EXPORTS: dict[str, str] = {
     "AnswerExport": "graphrag_orm.answers",
     "AnswerReceipt": "graphrag_orm.answers",
     "ChunkPlan": "graphrag_orm.chunking",
+    "ChunkText": "graphrag_orm.ingestion",
+    "ChunkedDocument": "graphrag_orm.ingestion",
     "ChunkerOptions": "graphrag_orm.chunking",
     "Citation": "graphrag_orm.citations",
     "Completed": "graphrag_orm.answers",
@@ -133,6 +141,7 @@ _EXPORTS: dict[str, str] = {
     "LimitName": "graphrag_orm.codes",
     "LoadError": "graphrag_orm.errors",
     "MigrationError": "graphrag_orm.errors",
+    "PlacementCounts": "graphrag_orm.ingestion",
     "Provenance": "graphrag_orm.evidence",
     "RefusalReason": "graphrag_orm.codes",
     "RetrievalOptions": "graphrag_orm.retrieval",

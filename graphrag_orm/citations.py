@@ -51,15 +51,14 @@ elision forms, which has no quantifier and cannot backtrack.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
 from typing import Any, Final
 
 from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 from graphrag_orm.evidence import EvidenceItem, Grounding, leave_out_unset
+from graphrag_orm.placement import Normalised, collapse_whitespace, normalise_runs
 from graphrag_orm.values import Value
 
 __all__ = ["Citation", "CitationRules", "explain_not_found", "locate"]
@@ -130,7 +129,7 @@ def locate(item: EvidenceItem, quote: str) -> Citation | None:
     first = normalised.original(placement.start)
     last = normalised.original(placement.end - 1)
     start, end = _widen_over_marks(item.text, first, last + 1)
-    return _citation(item, normalised.is_ascii, start, end)
+    return _citation(item, item.text.isascii(), start, end)
 
 
 def explain_not_found(item: EvidenceItem, quote: str) -> str:
@@ -195,8 +194,7 @@ def _plan(quote: str) -> _Plan:
     for mark in CitationRules.EMPHASIS_MARKS:
         quote = quote.replace(mark, "")
     parts = _ELISION.split(_map_classes(quote))
-    # str.split() without arguments splits on exactly the str.isspace() runs.
-    fragments = tuple(" ".join(part.split()) for part in parts)
+    fragments = tuple(collapse_whitespace(part) for part in parts)
     if not any(fragments):
         return _Plan((), "empty quote")
     elisions = len(fragments) - 1
@@ -214,63 +212,13 @@ def _plan(quote: str) -> _Plan:
 
 # --- the text --------------------------------------------------------------------
 
-# Normalisation replaces each maximal run of whitespace and marks by one space (or by
-# nothing when it holds only marks), except a lone space, which stays. One regular
-# expression over the stored text finds the runs; its quantifier ranges over one
-# character class, and it captures its runs so re.split hands back kept pieces and
-# runs alternately.
-#
-# _SEEDED starts at a seed: a mark, or whitespace other than a space. Beginning with
-# one character class lets the regex engine skip from seed to seed instead of
-# stopping at every space of the prose. A space before a seed stays at the end of the
-# kept piece before it, so a run whose piece already ends with a space adds nothing.
-# That needs at most one space before each seed, so every double space is first
-# rewritten as a space and a tab: same length, so offsets do not move, and every
-# run of spaces then holds a seed.
-_SEEDS: Final = (
-    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000" + CitationRules.EMPHASIS_MARKS
-)
-_SEEDED: Final = re.compile(f"([{re.escape(_SEEDS)}][\\s_*]*)")
 
-
-@dataclass(frozen=True, slots=True)
-class _Normalised:
-    """A text with marks skipped, classes mapped and whitespace runs as one space.
-
-    The stored text is cut into kept pieces and runs. Kept piece ``k`` starts at
-    normalised offset ``norm_starts[k]`` and stored character ``orig_starts[k]`` and
-    runs in step with the stored text. A run becomes one space or nothing and has no
-    entry: :meth:`original` is only asked about a fragment's first and last
-    character, which are never whitespace, so never a run's space.
-    """
-
-    text: str
-    norm_starts: tuple[int, ...]
-    orig_starts: tuple[int, ...]
-    is_ascii: bool
-
-    def original(self, offset: int) -> int:
-        """The stored character index of the normalised, non-space character ``offset``."""
-        # bisect_right passes over an empty piece that starts where the next one does.
-        piece = bisect_right(self.norm_starts, offset) - 1
-        return self.orig_starts[piece] + (offset - self.norm_starts[piece])
-
-
+# The whitespace runs are normalised by the text locator's own code
+# (:func:`graphrag_orm.placement.normalise_runs`), with the emphasis marks as marks,
+# after the forgiven classes are mapped (one character for one, so offsets do not move).
 @lru_cache(maxsize=256)
-def _normalise_text(text: str) -> _Normalised:
-    mapped = _map_classes(text)
-    if "  " in mapped:
-        mapped = mapped.replace("  ", " \t")
-    parts = _SEEDED.split(mapped)
-    orig_ends = list(accumulate(map(len, parts)))
-    parts[1::2] = [
-        " " if run.strip(CitationRules.EMPHASIS_MARKS) and not before.endswith(" ") else ""
-        for before, run in zip(parts[0::2], parts[1::2], strict=False)
-    ]
-    norm_ends = list(accumulate(map(len, parts)))
-    # Kept piece k is part 2k; it starts where part 2k - 1, a run, ends.
-    return _Normalised("".join(parts), (0, *norm_ends[1::2]), (0, *orig_ends[1::2]), text.isascii())
+def _normalise_text(text: str) -> Normalised:
+    return normalise_runs(_map_classes(text), CitationRules.EMPHASIS_MARKS)
 
 
 # --- placing and widening --------------------------------------------------------

@@ -16,6 +16,7 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
     ├── LocalDbError                           localdb-not-found, port-in-use, start-timeout, ...
     ├── LoadError                              a DocumentErrorCode (invalid-utf8, pdf-no-text, ...)
     ├── DocumentFailure                        a DocumentErrorCode (internal to ingestion)
+    ├── ChunkNotPlaced                         position-not-recovered (the text locator)
     ├── EmbeddingRejected                      embedding-count, embedding-dimensions, invalid-embedding
     ├── ModelCallFailed                        rate-limited, embedding-failed, extraction-failed,
     │                                          model-unreachable, ...
@@ -45,6 +46,7 @@ from __future__ import annotations
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 
 __all__ = [
+    "ChunkNotPlaced",
     "ConfigurationError",
     "DatabaseUnavailable",
     "DocumentFailure",
@@ -123,6 +125,18 @@ class LoadError(GraphRagError):
 
 class DocumentFailure(GraphRagError):
     """One document's work failed with a document error code (internal to ingestion)."""
+
+
+class ChunkNotPlaced(GraphRagError):
+    """The text locator could not place a chunk in its document (``position-not-recovered``).
+
+    ``index`` is the chunk's position in the list the producer gave; the message names it
+    and why (longer than the document, out of order, not in the text), never the chunk's text.
+    """
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(DocumentErrorCode.POSITION_NOT_RECOVERED, message)
+        self.index = index
 
 
 class EmbeddingRejected(GraphRagError):

@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.extraction.summary import ExtractionSummary
+from graphrag_orm.placement import PlacementCounts
 from graphrag_orm.retry import RetrySummary
 from graphrag_orm.values import Limit, Value
 
@@ -45,10 +46,14 @@ class DocumentOutcome(Value):
     embedding_calls: int = 0
     #: Chunks longer than the embedder reads (``max_input_tokens``): only their start was embedded.
     chunks_over_window: int = 0
+    #: ``ingest_chunked`` only: how many of the caller's chunks each rule of the text locator
+    #: placed (and how many were skipped as empty); None for ``ingest`` and for a document
+    #: that was unchanged or failed before its chunks were placed.
+    placement: PlacementCounts | None = None
 
 
 class IngestionReceipt(Value):
-    """The receipt of one ``ingest`` call."""
+    """The receipt of one ``ingest`` or ``ingest_chunked`` call."""
 
     run_id: str
     status: RunStatus
@@ -66,6 +71,8 @@ class IngestionReceipt(Value):
     chunks_over_window: int = 0
     #: With an ontology: what extraction kept (counted per document), pruned and quarantined.
     extraction: ExtractionSummary | None = None
+    #: ``ingest_chunked`` only: the placement counts of the documents ingested, summed.
+    placement: PlacementCounts | None = None
 
     def count(self, status: DocumentStatus) -> int:
         return sum(1 for outcome in self.documents if outcome.status == status)

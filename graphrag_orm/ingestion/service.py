@@ -21,6 +21,14 @@ chunk: such chunks are counted (with the embedder's ``count_tokens``, else estim
 UTF-8 bytes a token) into ``chunks_over_window`` of the document's outcome and the receipt,
 with ``EmbedderWindow`` in ``limits_reached``; ``IngestionOptions(fit_chunks_to_embedder=True)``
 cuts chunks to the window instead.
+
+:meth:`IngestionService.ingest_chunked` runs the same steps on chunks another library
+made (:mod:`graphrag_orm.ingestion.chunked`): the caller's chunks, placed in the loaded
+bytes by the text locator (:mod:`graphrag_orm.placement`) before the lease is taken,
+replace the toolkit's chunker, and the caller's chunker fingerprint replaces the
+chunker's in the settings fingerprint. A chunk the locator cannot place fails its
+document with ``position-not-recovered`` before any model call, and nothing of that
+document is written.
 """
 
 from __future__ import annotations
@@ -34,21 +42,30 @@ import math
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from neo4j.exceptions import DriverError, Neo4jError
 
 from graphrag_orm.chunking import Chunker, ChunkPlan, chunk_id, within_window
-from graphrag_orm.codes import DocumentErrorCode, LimitName
+from graphrag_orm.codes import DocumentErrorCode, ErrorCode, LimitName
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
 from graphrag_orm.embeddings.base import count_input_tokens, input_window, token_count_function
 from graphrag_orm.embeddings.validation import validate_usage
-from graphrag_orm.errors import DocumentFailure, GraphRagError
-from graphrag_orm.extraction.grounding import ChunkText, DocumentKnowledge
+from graphrag_orm.errors import ConfigurationError, DocumentFailure, GraphRagError
+from graphrag_orm.extraction.grounding import ChunkText as ExtractionChunk
+from graphrag_orm.extraction.grounding import DocumentKnowledge
 from graphrag_orm.extraction.service import Extractor
 from graphrag_orm.extraction.summary import ExtractionSummary
 from graphrag_orm.extraction.writer import KnowledgeWriter
+from graphrag_orm.ingestion.chunked import (
+    ChunkedDocument,
+    check_fingerprint,
+    document_fingerprint,
+    plan_fingerprint,
+    plan_placed,
+)
 from graphrag_orm.ingestion.leases import LeaseKeeper, Leases, settle
 from graphrag_orm.ingestion.options import MAX_VECTOR_COORDINATES_PER_DOCUMENT, IngestionOptions, chunk_bound
 from graphrag_orm.ingestion.receipts import (
@@ -64,6 +81,7 @@ from graphrag_orm.ingestion.statements import STATE_FIELDS, DocumentStatements, 
 from graphrag_orm.ingestion.writer import DocumentWriter, PreparedDocument
 from graphrag_orm.loaders import LoadedDocument, LoaderRegistry
 from graphrag_orm.models import LexicalModel
+from graphrag_orm.placement import ChunkText, PlacementCounts
 from graphrag_orm.retry import RetryPolicy, RetryTally
 from graphrag_orm.sources import Source
 from graphrag_orm.store import Store
@@ -76,6 +94,7 @@ __all__ = ["HEARTBEAT_MAX_SECONDS", "IngestionService", "describe", "settings_fi
 #: The longest wait between two stamps of a running run's ``progressAt``.
 HEARTBEAT_MAX_SECONDS = 60.0
 
+_Item = TypeVar("_Item")
 _KNOWN_CODES = frozenset(code.value for code in DocumentErrorCode)
 _log = logging.getLogger(__name__)
 
@@ -92,10 +111,29 @@ class _RunCounters:
         self.too_many_chunks = False
 
 
-def settings_fingerprint(chunker: Chunker, embedding_set: EmbeddingSet, *extra: str) -> str:
-    """Hash of everything that changes what is stored: chunker, embedding set, and (later) extraction."""
-    body = json.dumps({"chunker": chunker.fingerprint, "embedding": embedding_set.id, "extra": list(extra)})
+def settings_fingerprint(chunker: Chunker | str, embedding_set: EmbeddingSet, *extra: str) -> str:
+    """Hash of everything that changes what is stored: the chunker (a :class:`Chunker`, or the
+    fingerprint of the plan another library's chunks make), the embedding set, and extraction."""
+    chunks = chunker if isinstance(chunker, str) else chunker.fingerprint
+    body = json.dumps({"chunker": chunks, "embedding": embedding_set.id, "extra": list(extra)})
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One document of a call: its source and, for ``ingest_chunked``, the caller's chunks."""
+
+    source: Source
+    chunks: tuple[ChunkText, ...] | None = None
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What one call stores: its settings fingerprint and, for chunked documents, the plan's."""
+
+    fingerprint: str
+    #: None: the service's own chunker plans the chunks.
+    plan_fingerprint: str | None = None
 
 
 class IngestionService:
@@ -157,18 +195,62 @@ class IngestionService:
         ``progress``, when given, is called with each document's outcome as it is known.
         """
         chosen, limits = self._bounded(sources)
+        return await self._run([_Job(source) for source in chosen], limits, progress, _Settings(self.fingerprint))
+
+    async def ingest_chunked(
+        self,
+        documents: Iterable[ChunkedDocument],
+        chunker_fingerprint: str,
+        *,
+        progress: Callable[[DocumentOutcome], None] | None = None,
+    ) -> IngestionReceipt:
+        """Ingest documents another library chunked, their chunks placed in the stored text.
+
+        The same steps as :meth:`ingest` (load, lease, unchanged check, the service's own
+        embedder, extraction with an ontology, one transaction per document, the same
+        receipt and run records, retries and bounds), but the chunks are the caller's,
+        each placed in the loaded bytes by :func:`graphrag_orm.placement.place` and stored
+        as the bytes of its span. ``chunker_fingerprint`` names the splitter
+        (:func:`graphrag_orm.ingestion.chunkers.fingerprint_of`) and joins the settings
+        fingerprint, with a digest of the document's chunks: a document ingested again
+        with the same fingerprint, bytes and chunks is ``Unchanged``; with another
+        fingerprint (or other chunks) it is written again. Each outcome of an ingested
+        document carries its ``placement`` counts, and the receipt their sum.
+
+        A chunk that cannot be placed fails its document with ``position-not-recovered``
+        (nothing of it is written); more chunks than the per-document bound fail it with
+        ``document-too-large`` (``MaxChunksPerDocument`` in ``limits_reached``); at most
+        ``max_documents`` documents are read (``MaxDocuments``). Raises
+        ``ConfigurationError`` (``invalid-option``) for a blank or over-long fingerprint
+        and (``invalid-source``) for an item that is not a ``ChunkedDocument``, before
+        anything is written.
+        """
+        fingerprint = plan_fingerprint(check_fingerprint(chunker_fingerprint))
+        chosen, limits = self._bounded(documents, chunked=True)
+        jobs = [_Job(document.source, document.chunks) for document in chosen]
+        extra = (self.extractor.fingerprint,) if self.extractor is not None else ()
+        settings = _Settings(settings_fingerprint(fingerprint, self.embedding_set, *extra), fingerprint)
+        return await self._run(jobs, limits, progress, settings)
+
+    async def _run(
+        self,
+        jobs: list[_Job],
+        limits: list[Limit],
+        progress: Callable[[DocumentOutcome], None] | None,
+        settings: _Settings,
+    ) -> IngestionReceipt:
         run_id = f"run-{uuid.uuid4().hex}"
         began = time.monotonic()
         counters = _RunCounters()
         outcomes: list[DocumentOutcome] = []
         status = RunStatus.FAILED
-        with span(SpanName.INGEST, run_id=run_id, documents=len(chosen)) as traced:
+        with span(SpanName.INGEST, run_id=run_id, documents=len(jobs)) as traced:
             beat: asyncio.Task[None] | None = None
             try:
                 # A cancel landing while the run node is written still finishes it below.
-                await self._start_run(run_id)
+                await self._start_run(run_id, settings.fingerprint)
                 beat = asyncio.create_task(self._heartbeat(run_id), name=f"heartbeat-{run_id}")
-                outcomes = await self._ingest_all(chosen, run_id, counters, progress)
+                outcomes = await self._ingest_all(jobs, run_id, counters, progress, settings)
                 status = RunStatus.COMPLETED
                 # A killed run leaves leases on documents it committed; this run found them
                 # unchanged, so it clears those that expired.
@@ -205,36 +287,45 @@ class IngestionService:
             retries=counters.retries.summary(),
             chunks_over_window=over_window,
             extraction=counters.extraction if self.extractor is not None else None,
+            placement=_placement_total(outcomes) if settings.plan_fingerprint is not None else None,
         )
 
-    def _bounded(self, sources: Iterable[Source]) -> tuple[list[Source], list[Limit]]:
-        chosen: list[Source] = []
+    def _bounded(self, items: Iterable[_Item], *, chunked: bool = False) -> tuple[list[_Item], list[Limit]]:
+        chosen: list[_Item] = []
         limit = self.options.max_documents
-        for source in sources:
+        for item in items:
             if len(chosen) == limit:
                 return chosen, [Limit(name=LimitName.MAX_DOCUMENTS, value=limit)]
-            chosen.append(source)
+            if chunked and not isinstance(item, ChunkedDocument):
+                raise ConfigurationError(
+                    ErrorCode.INVALID_SOURCE,
+                    f"document {len(chosen)} is a {type(item).__name__}, not a ChunkedDocument "
+                    "(ChunkedDocument.create(source, chunks))",
+                )
+            chosen.append(item)
         return chosen, []
 
     async def _ingest_all(
         self,
-        sources: list[Source],
+        jobs: list[_Job],
         run_id: str,
         counters: _RunCounters,
         progress: Callable[[DocumentOutcome], None] | None,
+        settings: _Settings,
     ) -> list[DocumentOutcome]:
         documents = asyncio.Semaphore(self.options.documents_in_flight)
         lanes = asyncio.Semaphore(self.options.lanes)
 
-        async def one(source: Source) -> DocumentOutcome:
+        async def one(job: _Job) -> DocumentOutcome:
             async with documents:
-                outcome = await self._ingest_document(source, run_id, lanes, counters, states.get(source.document_id))
+                stored = states.get(job.source.document_id)
+                outcome = await self._ingest_document(job, run_id, lanes, counters, stored, settings)
             if progress is not None:
                 progress(outcome)
             return outcome
 
-        states = await self._prefetch_states(sources)
-        tasks = [asyncio.create_task(one(source)) for source in sources]
+        states = await self._prefetch_states([job.source for job in jobs])
+        tasks = [asyncio.create_task(one(job)) for job in jobs]
         try:
             return list(await asyncio.gather(*tasks))
         except BaseException:
@@ -245,25 +336,41 @@ class IngestionService:
 
     async def _ingest_document(
         self,
-        source: Source,
+        job: _Job,
         run_id: str,
         lanes: asyncio.Semaphore,
         counters: _RunCounters,
-        stored: Mapping[str, Any] | None = None,
+        stored: Mapping[str, Any] | None,
+        settings: _Settings,
     ) -> DocumentOutcome:
+        source = job.source
         document_id = source.document_id
         with span(SpanName.DOCUMENT, run_id=run_id, document_id=document_id) as traced:
             try:
                 loaded = await self.loaders.load(source)
                 # Read for the whole run up front; checked again under the lease below.
-                if self._compare(stored, source, loaded) == "unchanged":
+                # A chunked document's fingerprint also covers its chunks (see chunked.document_fingerprint).
+                fingerprint = (
+                    settings.fingerprint
+                    if job.chunks is None
+                    else document_fingerprint(settings.fingerprint, job.chunks)
+                )
+                if self._compare(stored, source, loaded, fingerprint) == "unchanged":
                     traced.set("status", DocumentStatus.UNCHANGED.value)
                     return DocumentOutcome(
                         document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
                     )
-                plan = self._plan(loaded, counters)
+                placed: PlacementCounts | None = None
+                if job.chunks is None or settings.plan_fingerprint is None:
+                    plan = self._plan(loaded, counters)
+                else:
+                    plan, placed = await self._place(job.chunks, loaded, counters, settings.plan_fingerprint)
                 async with self.leases.held(document_id, run_id) as keeper:
-                    outcome = await keeper.guard(self._work(source, loaded, plan, run_id, lanes, counters, keeper))
+                    outcome = await keeper.guard(
+                        self._work(source, loaded, plan, run_id, lanes, counters, keeper, fingerprint)
+                    )
+                if placed is not None and outcome.status == DocumentStatus.INGESTED:
+                    outcome = outcome.model_copy(update={"placement": placed})
                 traced.set("status", outcome.status.value)
                 traced.set("chunks", outcome.chunks)
                 return outcome
@@ -294,11 +401,12 @@ class IngestionService:
         lanes: asyncio.Semaphore,
         counters: _RunCounters,
         keeper: LeaseKeeper,
+        fingerprint: str,
     ) -> DocumentOutcome:
         document_id = source.document_id
         # Checked again under the lease (read when it was taken): another worker may have
         # just written it.
-        state = self._compare(keeper.read, source, loaded)
+        state = self._compare(keeper.read, source, loaded, fingerprint)
         if state == "unchanged":
             return DocumentOutcome(
                 document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
@@ -311,7 +419,7 @@ class IngestionService:
             vectors = await self._embed(texts, lanes, counters, run_id, document_id)
         else:
             chunk_texts = [
-                ChunkText(
+                ExtractionChunk(
                     chunk_id=chunk_id(document_id, loaded.content_hash, plan.fingerprint, c.start_byte, c.end_byte),
                     document_id=document_id,
                     text=text,
@@ -330,7 +438,7 @@ class IngestionService:
             plan=plan,
             vectors=vectors,
             embedding_set_id=self.embedding_set.id,
-            settings_fingerprint=self.fingerprint,
+            settings_fingerprint=fingerprint,
             knowledge=knowledge,
             existed=state != "absent",
         )
@@ -404,20 +512,37 @@ class IngestionService:
             )
         return plan
 
+    async def _place(
+        self, chunks: tuple[ChunkText, ...], loaded: LoadedDocument, counters: _RunCounters, fingerprint: str
+    ) -> tuple[ChunkPlan, PlacementCounts]:
+        """The plan of the caller's chunks placed in ``loaded``; over :attr:`chunk_bound` is
+        ``document-too-large``, an unplaceable chunk ``position-not-recovered``."""
+        bound = self.chunk_bound
+        if len(chunks) > bound:
+            counters.too_many_chunks = True
+            raise DocumentFailure(
+                DocumentErrorCode.DOCUMENT_TOO_LARGE,
+                f"{len(chunks):,} chunks, over the bound of {bound:,} (max_chunks_per_document)",
+            )
+        # Off the event loop: 13 MiB of chunks needing normalisation take about a second (docs/ingest.md).
+        return await asyncio.to_thread(plan_placed, loaded, chunks, fingerprint, max_chunks=bound)
+
     @property
     def chunk_bound(self) -> int:
         """Chunks a document may have: ``max_chunks_per_document``, and at most
         :data:`MAX_VECTOR_COORDINATES_PER_DOCUMENT` vector coordinates (3,906 chunks at 1,536 dimensions)."""
         return chunk_bound(self.options.max_chunks_per_document, self.embedding_set.dimensions)
 
-    def _compare(self, stored: Mapping[str, Any] | None, source: Source, loaded: LoadedDocument) -> str:
+    def _compare(
+        self, stored: Mapping[str, Any] | None, source: Source, loaded: LoadedDocument, fingerprint: str | None = None
+    ) -> str:
         """``absent``, ``changed`` or ``unchanged``: same bytes, same settings and same metadata."""
         if not stored or stored.get("content_hash") is None:
             return "absent"
         metadata = source.metadata
         wanted = {
             "content_hash": loaded.content_hash,
-            "settings_fingerprint": self.fingerprint,
+            "settings_fingerprint": fingerprint or self.fingerprint,
             "title": metadata.title or loaded.title,
             "published": metadata.published,
             "publisher": metadata.publisher,
@@ -441,14 +566,14 @@ class IngestionService:
         result = await self.store.read(statement.cypher, {"id": source.document_id}, name=statement.name)
         return self._compare(result.single(), source, loaded)
 
-    async def _start_run(self, run_id: str) -> None:
+    async def _start_run(self, run_id: str, fingerprint: str) -> None:
         row = self.model.names.run.row(
             {
                 "uid": run_id,
                 "started_at": datetime.now(UTC),
                 "status": RunStatus.RUNNING.value,
                 "progress_at": datetime.now(UTC),
-                "settings_fingerprint": self.fingerprint,
+                "settings_fingerprint": fingerprint,
                 "documents_ingested": 0,
                 "documents_unchanged": 0,
                 "documents_failed": 0,
@@ -572,6 +697,14 @@ class IngestionService:
             input_tokens=tokens,
             chunks_over_window=await self._over_window(texts),
         )
+
+
+def _placement_total(outcomes: Sequence[DocumentOutcome]) -> PlacementCounts:
+    total = PlacementCounts()
+    for outcome in outcomes:
+        if outcome.placement is not None:
+            total = total + outcome.placement
+    return total
 
 
 def describe(receipt: IngestionReceipt) -> dict[str, Any]:

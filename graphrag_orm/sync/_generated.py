@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from graphrag_orm.evidence import Evidence
     from graphrag_orm.facade import GraphRag
     from graphrag_orm.ingestion import IngestionReceipt
+    from graphrag_orm.ingestion.chunked import ChunkedDocument
     from graphrag_orm.ingestion.receipts import DocumentOutcome, IngestionPreview
     from graphrag_orm.ingestion.service import IngestionService
     from graphrag_orm.maintenance.reports import (
@@ -73,6 +74,38 @@ class SyncIngestionService:
         Runs ``IngestionService.ingest`` on the sync loop and blocks until it ends.
         """
         return self._runner.run(self._service.ingest, sources, progress=progress)
+
+    def ingest_chunked(
+        self,
+        documents: Iterable[ChunkedDocument],
+        chunker_fingerprint: str,
+        *,
+        progress: Callable[[DocumentOutcome], None] | None = None,
+    ) -> IngestionReceipt:
+        """Ingest documents another library chunked, their chunks placed in the stored text.
+
+        The same steps as :meth:`ingest` (load, lease, unchanged check, the service's own
+        embedder, extraction with an ontology, one transaction per document, the same
+        receipt and run records, retries and bounds), but the chunks are the caller's,
+        each placed in the loaded bytes by :func:`graphrag_orm.placement.place` and stored
+        as the bytes of its span. ``chunker_fingerprint`` names the splitter
+        (:func:`graphrag_orm.ingestion.chunkers.fingerprint_of`) and joins the settings
+        fingerprint, with a digest of the document's chunks: a document ingested again
+        with the same fingerprint, bytes and chunks is ``Unchanged``; with another
+        fingerprint (or other chunks) it is written again. Each outcome of an ingested
+        document carries its ``placement`` counts, and the receipt their sum.
+
+        A chunk that cannot be placed fails its document with ``position-not-recovered``
+        (nothing of it is written); more chunks than the per-document bound fail it with
+        ``document-too-large`` (``MaxChunksPerDocument`` in ``limits_reached``); at most
+        ``max_documents`` documents are read (``MaxDocuments``). Raises
+        ``ConfigurationError`` (``invalid-option``) for a blank or over-long fingerprint
+        and (``invalid-source``) for an item that is not a ``ChunkedDocument``, before
+        anything is written.
+
+        Runs ``IngestionService.ingest_chunked`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.ingest_chunked, documents, chunker_fingerprint, progress=progress)
 
     def preview(self, sources: Iterable[Source]) -> IngestionPreview:
         """What ``ingest`` would do: load, check unchanged (a read), chunk, count calls and tokens.

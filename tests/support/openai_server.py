@@ -9,8 +9,10 @@ Scripting:
 - ``faults``: consumed one per request, in order (``fail``, ``rate_limit``,
   ``drop_connection``, ``delay``, ``cut_stream``); a request with no fault left
   is answered normally.
-- ``chat_responder(body) -> text`` for ``/v1/chat/completions``;
-  ``embed_function(text, dimensions) -> vector`` for ``/v1/embeddings``.
+- ``chat_responder(body) -> text`` for ``/v1/chat/completions``; it may return a
+  :class:`ScriptedReply` instead, whose ``tool_calls`` (:class:`ScriptedToolCall`) the
+  server sends as the assistant's function calls, whole or streamed, with the finish
+  reason ``tool_calls``; ``embed_function(text, dimensions) -> vector`` for ``/v1/embeddings``.
 - ``chat_usage`` / ``embedding_tokens`` for the usage figures;
   ``mangle_embeddings(data) -> data`` to reorder or drop vectors of a response.
 - ``requests``: every request body received, in order, faults included.
@@ -55,6 +57,32 @@ class Fault:
 
 
 @dataclass
+class ScriptedToolCall:
+    """One function call of a scripted reply: the tool's name, its arguments as JSON text,
+    and its id (``call_<position>`` when not given)."""
+
+    name: str
+    arguments: str
+    id: str | None = None
+
+
+@dataclass
+class ScriptedReply:
+    """A scripted assistant message: text, function calls, or both."""
+
+    content: str | None = None
+    tool_calls: list[ScriptedToolCall] = field(default_factory=list)
+
+    @property
+    def finish_reason(self) -> str | None:
+        """``tool_calls`` when the reply calls a tool; otherwise the server's own finish reason."""
+        return "tool_calls" if self.tool_calls else None
+
+
+Responder = Callable[[dict[str, Any]], "str | ScriptedReply"]
+
+
+@dataclass
 class ReceivedRequest:
     """One request as the server saw it: path, JSON body and headers (lower-case names)."""
 
@@ -84,7 +112,7 @@ class OpenAIServer:
 
     def __init__(self) -> None:
         self.faults: deque[Fault] = deque()
-        self.chat_responder: Callable[[dict[str, Any]], str] = lambda body: DEFAULT_CHAT_REPLY
+        self.chat_responder: Responder = lambda body: DEFAULT_CHAT_REPLY
         self.embed_function: Callable[[str, int], list[float]] = default_embedding
         self.embedding_dimensions = 8
         self.embedding_tokens: Callable[[list[str]], int] | None = word_count
@@ -281,7 +309,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _complete_chat(self, body: dict[str, Any]) -> None:
         state = self.server.state
-        text = state.chat_responder(body)
+        reply = _as_reply(state.chat_responder(body))
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id or f"call_{index}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for index, call in enumerate(reply.tool_calls)
+            ]
         payload: dict[str, Any] = {
             "id": "chatcmpl-test",
             "object": "chat.completion",
@@ -290,8 +328,8 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": state.finish_reason,
+                    "message": message,
+                    "finish_reason": reply.finish_reason or state.finish_reason,
                 }
             ],
         }
@@ -310,7 +348,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream_chat(self, body: dict[str, Any], cut: Fault | None) -> None:
         state = self.server.state
-        text = state.chat_responder(body)
+        reply = _as_reply(state.chat_responder(body))
         model = body.get("model", "test-model")
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -328,15 +366,14 @@ class _Handler(BaseHTTPRequestHandler):
 
         try:
             self._event(chunk({"role": "assistant", "content": ""}))
-            pieces = [text[i : i + state.stream_piece] for i in range(0, len(text), state.stream_piece)]
-            for number, piece in enumerate(pieces):
+            for number, delta in enumerate(_stream_deltas(reply, state.stream_piece)):
                 if cut is not None and number >= cut.after_chunks:
                     self._drop()  # mid-body: no final chunk, no [DONE]
                     return
                 if state.stream_delay:
                     state._wait(state.stream_delay)
-                self._event(chunk({"content": piece}))
-            self._event(chunk({}, state.finish_reason))
+                self._event(chunk(delta))
+            self._event(chunk({}, reply.finish_reason or state.finish_reason))
             usage = self._usage()
             if usage is not None and (body.get("stream_options") or {}).get("include_usage"):
                 self._event({**chunk({}), "choices": [], "usage": usage})
@@ -368,6 +405,33 @@ class _Handler(BaseHTTPRequestHandler):
             tokens = state.embedding_tokens(texts)
             payload["usage"] = {"prompt_tokens": tokens, "total_tokens": tokens}
         self._send_json(200, payload)
+
+
+def _as_reply(scripted: str | ScriptedReply) -> ScriptedReply:
+    return scripted if isinstance(scripted, ScriptedReply) else ScriptedReply(content=scripted)
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _stream_deltas(reply: ScriptedReply, size: int) -> Iterator[dict[str, Any]]:
+    """The content in pieces, then each tool call: its id and name first, then its arguments in pieces."""
+    for piece in _pieces(reply.content or "", size):
+        yield {"content": piece}
+    for index, call in enumerate(reply.tool_calls):
+        yield {
+            "tool_calls": [
+                {
+                    "index": index,
+                    "id": call.id or f"call_{index}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": ""},
+                }
+            ]
+        }
+        for piece in _pieces(call.arguments, size):
+            yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
 
 
 def running_server() -> Iterator[OpenAIServer]:

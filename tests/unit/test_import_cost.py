@@ -13,7 +13,19 @@ import sys
 import pytest
 
 # Optional, slow to import, or both: loaded only by the code that calls them.
-HEAVY = ("openai", "pypdf", "onnxruntime", "tokenizers", "fastapi", "uvicorn", "opentelemetry.sdk")
+HEAVY = (
+    "openai",
+    "pypdf",
+    "onnxruntime",
+    "tokenizers",
+    "fastapi",
+    "uvicorn",
+    "opentelemetry.sdk",
+    "mcp",
+    "langchain_core",
+    "llama_index",
+    "selenium",
+)
 
 
 def _loaded_after(code: str) -> list[str]:
@@ -36,8 +48,9 @@ def _loaded_after(code: str) -> list[str]:
         "import graphrag_orm.cli",
         "import graphrag_orm.environment\ngraphrag_orm.environment.models_from_env()",
         "from graphrag_orm.loaders import LoaderRegistry",
+        "import graphrag_orm.server, graphrag_orm.tools, graphrag_orm.adapters",
     ],
-    ids=["package", "public-names", "cli", "offline-models", "loaders"],
+    ids=["package", "public-names", "cli", "offline-models", "loaders", "serving-packages"],
 )
 def test_importing_loads_no_optional_heavy_package(code: str) -> None:
     assert _loaded_after(code) == []

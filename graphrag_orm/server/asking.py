@@ -1,0 +1,93 @@
+"""The events of one ``/ask``: ``rag.answers.stream`` read update by update, as server-sent events.
+
+One streamed model call per request, the service's own. Closing the generator this
+module returns (the client went away) closes the answer stream, which closes the
+streamed HTTP request to the model. A failure ends the stream with an ``error``
+event holding only its code: ``retrieval-failed`` before ``retrieved`` (the question's
+rewrite and the retrieval), ``model-failed`` after it. The exception is logged by type
+and code, never its message, which may quote a provider's reply or a path.
+
+Tracing: the stream runs under the request's OpenTelemetry context, so the answer's
+spans join the request's trace: the span an ASGI instrumentation opened, else the
+caller's ``traceparent``. ``retrieved`` reports that trace id, or None without either.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Mapping, Sequence
+
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.trace import format_trace_id
+
+from graphrag_orm.answers.service import AnswersService
+from graphrag_orm.answers.turns import Turn
+from graphrag_orm.answers.values import Completed, Delta, Retrieved
+from graphrag_orm.retrieval.options import RetrievalOptions
+from graphrag_orm.server.events import ErrorEvent, StreamErrorCode, encode, event_of
+
+__all__ = ["ask_events", "request_context"]
+
+_log = logging.getLogger("graphrag_orm.server")
+
+
+def request_context(headers: Mapping[str, str]) -> tuple[otel_context.Context, str | None]:
+    """The context to answer under and its W3C trace id: the current span's, else the caller's
+    ``traceparent`` (through the configured propagators), else the current context and None."""
+    current = trace.get_current_span().get_span_context()
+    if current.is_valid:
+        return otel_context.get_current(), format_trace_id(current.trace_id)
+    extracted = propagate.extract(headers)
+    remote = trace.get_current_span(extracted).get_span_context()
+    if remote.is_valid:
+        return extracted, format_trace_id(remote.trace_id)
+    return otel_context.get_current(), None
+
+
+async def ask_events(
+    answers: AnswersService,
+    question: str,
+    history: Sequence[Turn],
+    options: RetrievalOptions,
+    context: otel_context.Context,
+    trace_id: str | None,
+) -> AsyncGenerator[bytes, None]:
+    """``retrieved``, ``delta``\\ s, then ``verified`` or ``refused``; or ``error`` with a code."""
+    updates = answers.stream(question, history=history, options=options)
+    began = False
+    try:
+        while True:
+            failure: Exception | None = None
+            update: Retrieved | Delta | Completed | None = None
+            # Attached around the await only, in this frame: never across a yield.
+            token = otel_context.attach(context)
+            try:
+                update = await anext(updates)
+            except StopAsyncIteration:
+                pass
+            except Exception as error:
+                failure = error
+            finally:
+                otel_context.detach(token)
+            if update is None:
+                code = StreamErrorCode.MODEL_FAILED if began else StreamErrorCode.RETRIEVAL_FAILED
+                _log_failure(failure, code)
+                yield encode(ErrorEvent(code=code))
+                return
+            yield encode(event_of(update, trace_id))
+            if isinstance(update, Retrieved):
+                began = True
+            elif isinstance(update, Completed):
+                return
+    finally:
+        await updates.aclose()
+
+
+def _log_failure(error: Exception | None, code: StreamErrorCode) -> None:
+    if error is None:  # the stream ended without Completed: not expected of the service
+        _log.error("ask stream ended early [%s]", code.value)
+        return
+    given = getattr(error, "code", None)
+    cause = given if isinstance(given, str) and len(given) <= 64 else "-"
+    _log.error("ask stream failed [%s]: %s (%s)", code.value, type(error).__name__, cause)

@@ -1,0 +1,180 @@
+"""Reading request bodies and parameters before any work: a value, or the problem that refuses it.
+
+Every check here runs before a read or a model call, and none raises: each function
+returns the parsed value or a :class:`~graphrag_orm.server.problems.Problem`. Bounds:
+a body of at most :data:`MAX_BODY_BYTES`, JSON only (``Content-Type: application/json``,
+so a browser on another origin must ask first), no field but those listed (so a caller
+can never send a ``scope``), a question or query of 1 to ``max_question_length``
+characters that is not only whitespace, at most ``max_history_turns`` earlier turns,
+each turn's question within the same bound and its answer within
+:data:`MAX_TURN_ANSWER_CHARS`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import Field, StrictInt, StrictStr, ValidationError
+
+from graphrag_orm.answers.turns import Turn
+from graphrag_orm.codes import ErrorCode
+from graphrag_orm.errors import QuestionRefused
+from graphrag_orm.retrieval.question import check_question
+from graphrag_orm.server.options import ServerOptions
+from graphrag_orm.server.problems import Problem, ProblemCode, problem
+from graphrag_orm.values import Value
+
+__all__ = [
+    "DEFAULT_DOCUMENTS_LIMIT",
+    "DEFAULT_SEARCH_LIMIT",
+    "MAX_BODY_BYTES",
+    "MAX_DOCUMENTS_LIMIT",
+    "MAX_SEARCH_LIMIT",
+    "MAX_TURN_ANSWER_CHARS",
+    "AskBody",
+    "HistoryTurn",
+    "SearchBody",
+    "is_json",
+    "read_ask",
+    "read_documents_limit",
+    "read_search",
+    "too_large",
+]
+
+MAX_BODY_BYTES: Final = 1_048_576
+MAX_TURN_ANSWER_CHARS: Final = 20_000
+DEFAULT_SEARCH_LIMIT: Final = 5
+MAX_SEARCH_LIMIT: Final = 20
+DEFAULT_DOCUMENTS_LIMIT: Final = 50
+MAX_DOCUMENTS_LIMIT: Final = 1_000
+
+
+class HistoryTurn(Value):
+    """An earlier turn as a caller sends it: its question and, optionally, its answer."""
+
+    question: StrictStr
+    answer: StrictStr | None = None
+
+
+class AskBody(Value):
+    """``POST {prefix}/ask``: the question and the conversation so far, oldest turn first."""
+
+    question: StrictStr
+    history: tuple[HistoryTurn, ...] = ()
+
+    def turns(self) -> tuple[Turn, ...]:
+        return tuple(Turn(question=turn.question, answer=turn.answer) for turn in self.history)
+
+
+class SearchBody(Value):
+    """``POST {prefix}/search``: the query and how many passages (1..20, default 5)."""
+
+    query: StrictStr
+    limit: StrictInt = Field(DEFAULT_SEARCH_LIMIT)
+
+
+def is_json(content_type: str | None) -> bool:
+    """Whether a ``Content-Type`` names JSON (``application/json``, parameters allowed)."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json"
+
+
+def too_large() -> Problem:
+    return problem(ProblemCode.INVALID_REQUEST, f"the body is larger than {MAX_BODY_BYTES:,} bytes")
+
+
+def _invalid(error: ValidationError, fields: str) -> Problem:
+    kinds = {item["type"] for item in error.errors()}
+    if "json_invalid" in kinds:
+        return problem(ProblemCode.INVALID_REQUEST, "the body is not valid JSON")
+    if "extra_forbidden" in kinds:
+        return problem(ProblemCode.INVALID_REQUEST, f"the body may hold only {fields}")
+    return problem(ProblemCode.INVALID_REQUEST, f"the body must be a JSON object with {fields} of the right types")
+
+
+def _question(text: str, bound: int, what: str) -> Problem | None:
+    try:
+        check_question(text, bound)
+    except QuestionRefused as refused:
+        if refused.code == ErrorCode.EMPTY_QUESTION:
+            return problem(ProblemCode.EMPTY_QUESTION, f"the {what} is empty or only whitespace")
+        if refused.code == ErrorCode.QUESTION_TOO_LONG:
+            return problem(
+                ProblemCode.QUESTION_TOO_LONG, f"the {what} has {len(text):,} characters; the bound is {bound:,}"
+            )
+        return problem(ProblemCode.INVALID_REQUEST, f"the {what} is not valid Unicode text")
+    return None
+
+
+def read_ask(raw: bytes, options: ServerOptions) -> AskBody | Problem:
+    """The ask body, or why it is refused (``invalid-request``, ``too-many-turns``,
+    ``empty-question``, ``question-too-long``), checked in that order."""
+    if len(raw) > MAX_BODY_BYTES:
+        return too_large()
+    try:
+        body = AskBody.model_validate_json(raw, strict=True)
+    except ValidationError as error:
+        return _invalid(error, '"question" (a string) and "history" (a list of {"question", "answer"})')
+    if len(body.history) > options.max_history_turns:
+        return problem(
+            ProblemCode.TOO_MANY_TURNS,
+            f"the history has {len(body.history)} turns; the bound is {options.max_history_turns}",
+        )
+    refused = _question(body.question, options.max_question_length, "question")
+    if refused is not None:
+        return refused
+    for number, turn in enumerate(body.history, start=1):
+        if len(turn.question) > options.max_question_length:
+            return problem(
+                ProblemCode.QUESTION_TOO_LONG,
+                f"turn {number}'s question has {len(turn.question):,} characters; "
+                f"the bound is {options.max_question_length:,}",
+            )
+        if turn.answer is not None and len(turn.answer) > MAX_TURN_ANSWER_CHARS:
+            return problem(
+                ProblemCode.INVALID_REQUEST,
+                f"turn {number}'s answer has {len(turn.answer):,} characters; the bound is {MAX_TURN_ANSWER_CHARS:,}",
+            )
+        if any(_lone_surrogate(text) for text in (turn.question, turn.answer or "")):
+            return problem(ProblemCode.INVALID_REQUEST, f"turn {number} is not valid Unicode text")
+    return body
+
+
+def read_search(raw: bytes, options: ServerOptions) -> SearchBody | Problem:
+    """The search body, or why it is refused (``invalid-request``, ``invalid-limit``,
+    ``empty-question``, ``question-too-long``)."""
+    if len(raw) > MAX_BODY_BYTES:
+        return too_large()
+    try:
+        body = SearchBody.model_validate_json(raw, strict=True)
+    except ValidationError as error:
+        if all(tuple(item["loc"][:1]) == ("limit",) for item in error.errors()):
+            return _limit_problem(MAX_SEARCH_LIMIT)
+        return _invalid(error, '"query" (a string) and "limit" (an integer)')
+    if not 1 <= body.limit <= MAX_SEARCH_LIMIT:
+        return _limit_problem(MAX_SEARCH_LIMIT)
+    refused = _question(body.query, options.max_question_length, "query")
+    return refused if refused is not None else body
+
+
+def read_documents_limit(values: list[str]) -> int | Problem:
+    """``?limit=`` of the documents list: one integer from 1 to 1,000 (50 when absent)."""
+    if not values:
+        return DEFAULT_DOCUMENTS_LIMIT
+    text = values[0].strip()
+    if len(values) > 1 or not text.isascii() or not text.isdigit() or len(text) > 5:
+        return _limit_problem(MAX_DOCUMENTS_LIMIT)
+    limit = int(text)
+    return limit if 1 <= limit <= MAX_DOCUMENTS_LIMIT else _limit_problem(MAX_DOCUMENTS_LIMIT)
+
+
+def _limit_problem(maximum: int) -> Problem:
+    return problem(ProblemCode.INVALID_LIMIT, f"the limit must be an integer from 1 to {maximum:,}")
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -1,0 +1,56 @@
+"""What an application decides about its endpoints: the prefix, the bounds and each request's scope.
+
+Importing this module loads neither fastapi nor starlette: ``scope_for`` is typed with
+starlette's ``Request`` for the type checker only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from pydantic import Field
+
+from graphrag_orm.retrieval.options import RetrievalOptions
+from graphrag_orm.retrieval.scope import Scope
+from graphrag_orm.values import Options
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+else:  # pydantic resolves the annotation at run time; the callable's argument is not validated
+    Request = Any
+
+__all__ = ["MAX_HISTORY_TURNS", "MAX_QUESTION_LENGTH", "ScopeFor", "ServerOptions"]
+
+#: The largest ``max_question_length`` an application may choose (characters).
+MAX_QUESTION_LENGTH: Final = 20_000
+#: The most earlier turns a follow-up may send.
+MAX_HISTORY_TURNS: Final = 20
+
+ScopeFor = Callable[[Request], Scope | Awaitable[Scope | None] | None]
+"""The application's decision of a request's scope: a scope, or ``None`` for the base options' scope."""
+
+
+class ServerOptions(Options):
+    """The endpoints' settings; every bound has a default and a maximum.
+
+    - ``prefix``: where the endpoints live (``""`` or a path such as ``/graphrag``, no
+      trailing slash).
+    - ``max_question_length``: characters of a question or a search query (1..20,000,
+      default 2,000); it is also the retrieval's ``max_question_chars`` for these requests.
+    - ``max_history_turns``: earlier turns a follow-up may send (0..20, default 20).
+    - ``scope_for``: called with each request (sync or async) before any work; what it
+      returns is that request's scope, and ``None`` leaves the base options' scope. The
+      caller can never choose a scope: a body with a ``scope`` field is refused.
+      Whatever it raises (an ``HTTPException`` for a caller it does not know) is the
+      application's response.
+    - ``retrieval``: the base retrieval options (the retriever's own when ``None``).
+    - ``explorer``: ``create_app`` serves the explorer page at ``/``.
+    """
+
+    prefix: str = Field("/graphrag", max_length=200, pattern=r"^(/[A-Za-z0-9._~\-]+)*$")
+    max_question_length: int = Field(2_000, ge=1, le=MAX_QUESTION_LENGTH)
+    max_history_turns: int = Field(MAX_HISTORY_TURNS, ge=0, le=MAX_HISTORY_TURNS)
+    scope_for: ScopeFor | None = None
+    retrieval: RetrievalOptions | None = None
+    explorer: bool = True

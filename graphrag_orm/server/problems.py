@@ -1,0 +1,64 @@
+"""Problem responses (RFC 9457, ``application/problem+json``): refusals before any work.
+
+Each carries a stable ``code``; ``detail`` is one line written here, never the caller's
+input, stored text or an exception message.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+from graphrag_orm.values import Value
+
+__all__ = ["PROBLEM_MEDIA_TYPE", "Problem", "ProblemCode", "problem"]
+
+PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
+
+
+class ProblemCode(StrEnum):
+    """Why a request was refused (400, 404) or failed (500)."""
+
+    EMPTY_QUESTION = "empty-question"
+    QUESTION_TOO_LONG = "question-too-long"
+    TOO_MANY_TURNS = "too-many-turns"
+    INVALID_LIMIT = "invalid-limit"
+    INVALID_REQUEST = "invalid-request"
+    DOCUMENT_NOT_FOUND = "document-not-found"
+    #: ``/search`` could not retrieve (500).
+    RETRIEVAL_FAILED = "retrieval-failed"
+    #: ``/documents`` could not read the catalog or resolve the scope (500).
+    READ_FAILED = "read-failed"
+
+
+_TITLES: Final[dict[ProblemCode, str]] = {
+    ProblemCode.EMPTY_QUESTION: "The question is empty",
+    ProblemCode.QUESTION_TOO_LONG: "The question is too long",
+    ProblemCode.TOO_MANY_TURNS: "The history has too many turns",
+    ProblemCode.INVALID_LIMIT: "The limit is out of bounds",
+    ProblemCode.INVALID_REQUEST: "The request is not one these endpoints take",
+    ProblemCode.DOCUMENT_NOT_FOUND: "No such document",
+    ProblemCode.RETRIEVAL_FAILED: "Retrieval failed",
+    ProblemCode.READ_FAILED: "Reading the graph failed",
+}
+
+
+class Problem(Value):
+    """One problem response's body; ``type`` is a non-resolvable tag URI naming the code."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: ProblemCode
+
+
+def problem(code: ProblemCode, detail: str, status: int = 400) -> Problem:
+    """The problem of ``code`` with its title and ``detail`` (one line, written by the toolkit)."""
+    return Problem(
+        type=f"tag:graphrag-orm,2026:problem:{code.value}",
+        title=_TITLES[code],
+        status=status,
+        detail=detail,
+        code=code,
+    )

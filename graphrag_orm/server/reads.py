@@ -1,0 +1,121 @@
+"""``/search`` and ``/documents``: reads inside the scope the application chose for the request.
+
+Nothing is cached and nothing is written. A document outside the scope does not exist
+as far as these reads go: it is neither listed nor shown. Inside a scope limited to
+byte ranges (sections, a Cypher scope with spans) a document is listed whole, and
+shown with only the chunks inside the scope.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from graphrag_orm.catalog import MAX_CHUNK_LIMIT
+from graphrag_orm.errors import DocumentNotResolved
+from graphrag_orm.facade import GraphRag
+from graphrag_orm.retrieval.options import RetrievalOptions
+from graphrag_orm.retrieval.scope import ResolvedScope, Scope
+from graphrag_orm.server.options import ServerOptions
+from graphrag_orm.server.statements import ServerStatements
+from graphrag_orm.server.views import ChunkEntry, DocumentEntry, DocumentsPage, DocumentView, Passage, SearchResult
+
+__all__ = ["ServerReads"]
+
+_FULL_ID: Final = re.compile(r"[0-9a-f]{64}")
+
+
+class ServerReads:
+    """The endpoints' reads of one ``GraphRag``, each inside the scope it is given."""
+
+    def __init__(self, rag: GraphRag, options: ServerOptions) -> None:
+        self.rag = rag
+        self.options = options
+        self.statements = ServerStatements.render(rag.model.names)
+
+    def retrieval_options(self, scope: Scope | None) -> RetrievalOptions:
+        """The base options with the endpoints' question bound and, when given, the request's scope."""
+        base = self.options.retrieval or self.rag.retriever.options
+        update: dict[str, object] = {"max_question_chars": self.options.max_question_length}
+        if scope is not None:
+            update["scope"] = scope
+        return base.model_copy(update=update)
+
+    async def search(self, query: str, limit: int, scope: Scope | None) -> SearchResult:
+        """At most ``limit`` passages for ``query``; raises what the retriever raises."""
+        options = self.retrieval_options(scope).model_copy(update={"max_items": limit})
+        evidence = await self.rag.retriever.retrieve(query, options)
+        return SearchResult(
+            passages=tuple(Passage.of(item) for item in evidence.items), limits_reached=evidence.limits_reached
+        )
+
+    async def documents(self, limit: int, scope: Scope | None) -> DocumentsPage:
+        """The first ``limit`` documents by source URI inside ``scope`` (the base options' when None)."""
+        scope = scope if scope is not None else self.retrieval_options(None).scope
+        if scope is None:
+            listed = await self.rag.catalog.documents(limit)
+            entries = tuple(
+                DocumentEntry(
+                    document_id=summary.id,
+                    source_uri=summary.source_uri,
+                    title=summary.title,
+                    media_type=summary.media_type,
+                    utf8_length=summary.length_bytes,
+                    chunks=summary.chunks,
+                )
+                for summary in listed.documents
+            )
+            return DocumentsPage(documents=entries, more=listed.more)
+        resolved = await self._resolve(scope)
+        ids = resolved.document_ids
+        rows = await self.rag.store.read(
+            self.statements.documents_in, {"ids": ids, "limit": limit}, name="server.documents"
+        )
+        entries = tuple(
+            DocumentEntry(
+                document_id=row["id"],
+                source_uri=row["sourceUri"] or "",
+                title=row["title"],
+                media_type=row["mediaType"],
+                utf8_length=row["lengthBytes"],
+                chunks=int(row["chunks"] or 0),
+            )
+            for row in rows
+        )
+        return DocumentsPage(documents=entries, more=max(len(ids) - len(entries), 0))
+
+    async def document(self, document_id: str, scope: Scope | None) -> DocumentView | None:
+        """One document by its full id, inside ``scope``; None when absent or outside it."""
+        document_id = document_id.strip().lower()
+        if not _FULL_ID.fullmatch(document_id):
+            return None
+        scope = scope if scope is not None else self.retrieval_options(None).scope
+        resolved = await self._resolve(scope) if scope is not None else None
+        if resolved is not None and document_id not in resolved.ranges:
+            return None
+        try:
+            detail = await self.rag.catalog.document(document_id, chunk_limit=MAX_CHUNK_LIMIT)
+        except DocumentNotResolved:
+            return None
+        chunks = tuple(
+            ChunkEntry(chunk_id=span.id, start_byte=span.start_byte, end_byte=span.end_byte)
+            for span in detail.chunks
+            if resolved is None or resolved.contains(document_id, span.start_byte, span.end_byte)
+        )
+        return DocumentView(
+            document_id=detail.id,
+            source_uri=detail.source_uri,
+            title=detail.title,
+            media_type=detail.media_type,
+            published=detail.published,
+            publisher=detail.publisher,
+            url=detail.url,
+            utf8_length=detail.length_bytes,
+            content_hash=detail.content_hash,
+            run_id=detail.run_id,
+            chunks=chunks,
+            limits_reached=detail.limits_reached,
+        )
+
+    async def _resolve(self, scope: Scope) -> ResolvedScope:
+        return await self.rag.retriever.scopes.resolve(scope)

@@ -1,0 +1,200 @@
+"""``graphrag_router(rag, options)``: the endpoints as a FastAPI router an application mounts.
+
+Authentication, authorization and rate limits are the application's: pass them as the
+router's dependencies when including it (``app.include_router(router, dependencies=[...])``).
+Every request is checked before any work (a 400 problem), then the application's
+``scope_for`` decides its scope, then the graph is read; nothing is cached or written.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterable
+from typing import Any, Final
+
+import anyio
+from fastapi import APIRouter, Request, Response
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Send
+from starlette.types import Scope as AsgiScope
+
+from graphrag_orm.codes import ErrorCode
+from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.facade import GraphRag
+from graphrag_orm.retrieval.scope import CypherScope, DocumentsScope, MetadataScope, Scope, SectionsScope
+from graphrag_orm.server.asking import ask_events, request_context
+from graphrag_orm.server.bodies import MAX_BODY_BYTES, is_json, read_ask, read_documents_limit, read_search, too_large
+from graphrag_orm.server.options import ServerOptions
+from graphrag_orm.server.problems import PROBLEM_MEDIA_TYPE, Problem, ProblemCode, problem
+from graphrag_orm.server.reads import ServerReads
+from graphrag_orm.values import Value
+
+__all__ = ["EventStream", "graphrag_router"]
+
+_log = logging.getLogger("graphrag_orm.server")
+
+#: Nothing these endpoints return may be kept by a cache: each answer is read afresh.
+_NO_STORE: Final = {"Cache-Control": "no-store"}
+#: Seconds the stream's cleanup may take once the client is gone (closing the model call).
+_CLOSE_SECONDS: Final = 5.0
+
+_PROBLEM: Final[dict[str, Any]] = {
+    "description": "A problem (RFC 9457) with a stable code",
+    "content": {PROBLEM_MEDIA_TYPE: {}},
+}
+
+
+class EventStream(StreamingResponse):
+    """``text/event-stream`` whose body generator is always closed when the response ends.
+
+    Starlette cancels a stream whose client disconnected; closing the generator here as
+    well (shielded, bounded) closes the model call even when the disconnect came while
+    the generator was waiting at a ``yield`` rather than an ``await``.
+    """
+
+    media_type = "text/event-stream"
+
+    def __init__(self, content: AsyncIterable[bytes]) -> None:
+        super().__init__(content, headers={**_NO_STORE, "X-Accel-Buffering": "no"})
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            closer = getattr(self.body_iterator, "aclose", None)
+            if closer is not None:
+                with anyio.move_on_after(_CLOSE_SECONDS, shield=True):
+                    await closer()
+
+
+def _json(value: Value, status: int = 200) -> Response:
+    return Response(value.to_json(), status_code=status, media_type="application/json", headers=_NO_STORE)
+
+
+def _problem(found: Problem) -> Response:
+    return Response(found.to_json(), status_code=found.status, media_type=PROBLEM_MEDIA_TYPE, headers=_NO_STORE)
+
+
+async def _body(request: Request) -> bytes | Problem:
+    """The body, when it is JSON and at most ``MAX_BODY_BYTES``; read no further than that."""
+    if not is_json(request.headers.get("content-type")):
+        return problem(ProblemCode.INVALID_REQUEST, "the body must be JSON (Content-Type: application/json)")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return too_large()
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        size += len(part)
+        if size > MAX_BODY_BYTES:
+            return too_large()
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _failed(code: ProblemCode, error: Exception) -> Response:
+    given = getattr(error, "code", None)
+    _log.error("%s: %s (%s)", code.value, type(error).__name__, given if isinstance(given, str) else "-")
+    return _problem(problem(code, "the graph could not be read; the application's log has the error", status=500))
+
+
+_SCOPES: Final = (DocumentsScope, SectionsScope, MetadataScope, CypherScope)
+
+
+def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIRouter:
+    """``POST /ask`` (server-sent events), ``POST /search``, ``GET /documents`` and
+    ``GET /documents/{id}`` under ``options.prefix``.
+
+    ``rag`` must have a chat client (``rag.answers``), else ``ConfigurationError``
+    (``invalid-option``). It must be connected before the first request, on the event
+    loop that serves them (``create_app`` connects it in its lifespan).
+    """
+    options = options or ServerOptions()
+    answers = rag.answers
+    if answers is None:
+        raise ConfigurationError(ErrorCode.INVALID_OPTION, "graphrag_router needs a GraphRag with a chat client")
+    reads = ServerReads(rag, options)
+    router = APIRouter(prefix=options.prefix, tags=["graphrag"])
+
+    async def scope_of(request: Request) -> Scope | None:
+        if options.scope_for is None:
+            return None
+        chosen: Any = options.scope_for(request)
+        if inspect.isawaitable(chosen):
+            chosen = await chosen
+        if chosen is not None and not isinstance(chosen, _SCOPES):
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "scope_for must return a Scope or None")
+        scope: Scope | None = chosen
+        return scope
+
+    @router.post(
+        "/ask",
+        summary="Answer with checked citations, streamed as server-sent events",
+        responses={200: {"content": {"text/event-stream": {}}}, 400: _PROBLEM},
+    )
+    async def ask(request: Request) -> Response:
+        raw = await _body(request)
+        if isinstance(raw, Problem):
+            return _problem(raw)
+        body = read_ask(raw, options)
+        if isinstance(body, Problem):
+            return _problem(body)
+        scope = await scope_of(request)
+        context, trace_id = request_context(request.headers)
+        events = ask_events(answers, body.question, body.turns(), reads.retrieval_options(scope), context, trace_id)
+        return EventStream(events)
+
+    @router.post(
+        "/search",
+        summary="Passages to read and quote, not an answer",
+        responses={400: _PROBLEM, 500: _PROBLEM},
+    )
+    async def search(request: Request) -> Response:
+        raw = await _body(request)
+        if isinstance(raw, Problem):
+            return _problem(raw)
+        body = read_search(raw, options)
+        if isinstance(body, Problem):
+            return _problem(body)
+        scope = await scope_of(request)
+        try:
+            found = await reads.search(body.query, body.limit, scope)
+        except Exception as error:
+            return _failed(ProblemCode.RETRIEVAL_FAILED, error)
+        return _json(found)
+
+    @router.get(
+        "/documents",
+        summary="Documents inside the application's scope, by source URI",
+        responses={400: _PROBLEM, 500: _PROBLEM},
+    )
+    async def documents(request: Request) -> Response:
+        limit = read_documents_limit(request.query_params.getlist("limit"))
+        if isinstance(limit, Problem):
+            return _problem(limit)
+        scope = await scope_of(request)
+        try:
+            page = await reads.documents(limit, scope)
+        except Exception as error:
+            return _failed(ProblemCode.READ_FAILED, error)
+        return _json(page)
+
+    @router.get(
+        "/documents/{document_id}",
+        summary="A document's metadata and chunk spans, never its text",
+        responses={404: _PROBLEM, 500: _PROBLEM},
+    )
+    async def document(document_id: str, request: Request) -> Response:
+        scope = await scope_of(request)
+        try:
+            view = await reads.document(document_id, scope)
+        except Exception as error:
+            return _failed(ProblemCode.READ_FAILED, error)
+        if view is None:
+            return _problem(
+                problem(ProblemCode.DOCUMENT_NOT_FOUND, "no document has this id (a full, 64-digit id)", status=404)
+            )
+        return _json(view)
+
+    return router

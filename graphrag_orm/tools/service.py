@@ -1,0 +1,456 @@
+"""``GraphRagTools``: the toolkit as function tools an agent calls, every call answered with a result.
+
+Tools offered (:meth:`GraphRagTools.definitions`):
+
+- ``answer_from_documents(question)``: :meth:`AnswersService.answer` under the tools'
+  scope; checked citations (document, chunk, byte span, page, the *stored* quote) or
+  a refusal with its reason. Offered only when the rag has a chat client.
+- ``search_documents(query, limit)``: the retriever's items (1 to 20, default 5) with
+  ids, spans and stored text, labelled as evidence, never as an answer.
+- ``find_things(name, kind)`` and ``related_facts(thing_id)``, only with an ontology:
+  up to 10 things from the ontology's names index, and up to 50 facts touching a
+  thing, each with the documents that state it. More than that is reported in
+  ``limitsReached``.
+
+:meth:`GraphRagTools.call` never raises for what an agent sends: an unknown or
+unoffered tool is ``unknown-tool``, arguments that do not match the schema are
+``invalid-arguments``, and a toolkit error during the call keeps its own code
+(``retrieval-failed``, ``rate-limited``, ...; a failed database read is
+``retrieval-failed``). Only a cancellation or a bug propagates.
+
+The scope is the application's: every tool searches inside it (things and facts
+too: a thing is found only when a chunk inside the scope mentions it, and a fact is
+kept only when the scope holds a document stating it, or a chunk of one mentioning
+both its ends), and no argument can change or widen it.
+
+Each call is one span (``GraphRag.Tool``, with the tool's name, counts, code and
+timing) and one :class:`~graphrag_orm.tools.values.ToolCall` on the trail.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from neo4j.exceptions import DriverError, Neo4jError
+from pydantic import Field
+
+from graphrag_orm.codes import ErrorCode, LimitName
+from graphrag_orm.errors import GraphRagError
+from graphrag_orm.ontology import Ontology, split_aliases
+from graphrag_orm.retrieval import RetrievalOptions, Scope, to_query
+from graphrag_orm.retrieval.scope import ResolvedScope
+from graphrag_orm.tools.schemas import BadArguments, Parameter, input_schema, parameters_of, read_arguments
+from graphrag_orm.tools.statements import ToolStatements
+from graphrag_orm.tools.trail import TrailRecorder
+from graphrag_orm.tools.values import (
+    REFUSAL_NOTE,
+    ToolAnswer,
+    ToolCall,
+    ToolError,
+    ToolErrorCode,
+    ToolEvidence,
+    ToolFact,
+    ToolFacts,
+    ToolName,
+    ToolPassage,
+    ToolPassages,
+    ToolResult,
+    ToolThing,
+    ToolThings,
+)
+from graphrag_orm.tracing import SpanRecorder, tracer
+from graphrag_orm.values import Limit, Options
+
+if TYPE_CHECKING:
+    from graphrag_orm.facade import GraphRag
+
+__all__ = ["TOOL_SPAN", "GraphRagTools", "ToolOptions", "ToolSpec"]
+
+#: The span of one tool call.
+TOOL_SPAN: Final = "GraphRag.Tool"
+#: Its one attribute outside the tracing allow-list: the tool's name, one of :class:`ToolName`.
+_TOOL_ATTRIBUTE: Final = "graphrag.tool"
+#: Longest error message handed to an agent.
+_MAX_MESSAGE: Final = 300
+
+_DESCRIPTIONS: Final = {
+    ToolName.ANSWER_FROM_DOCUMENTS: (
+        "Answer a question from the stored documents. Returns the answer with citations the toolkit has "
+        "checked against the stored text (document, chunk, byte span, page, quoted words), or a refusal "
+        "with its reason when the documents do not answer it. Repeat the answer and citations as given."
+    ),
+    ToolName.SEARCH_DOCUMENTS: (
+        "Find passages of the stored documents about a query, best first, with their ids, byte spans and "
+        "text. Passages are evidence to read and quote, not an answer and not citations."
+    ),
+    ToolName.FIND_THINGS: (
+        "Find things the documents name (by name or alias), optionally of one kind; at most 10, best "
+        "match first, each with its thingId for related_facts."
+    ),
+    ToolName.RELATED_FACTS: (
+        "List the facts touching a thing (by the thingId find_things gave), at most 50, each with the ids "
+        "of the documents that state it."
+    ),
+}
+
+
+class ToolOptions(Options):
+    """Bounds of the tools; a value outside them is ``ConfigurationError("invalid-option")``."""
+
+    search_limit: int = Field(5, ge=1, le=20, strict=True, description="passages when the agent gives no limit")
+    max_things: int = Field(10, ge=1, le=10, strict=True, description="most things find_things returns")
+    max_facts: int = Field(50, ge=1, le=50, strict=True, description="most facts related_facts returns")
+    name_candidates: int = Field(
+        200, ge=10, le=2_000, strict=True, description="names-index hits read before kind and scope filter them"
+    )
+    retrieval: RetrievalOptions | None = Field(
+        None, description="retrieval for answers and search (the retriever's own by default)"
+    )
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One offered tool: its name, description and closed input schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    value: ToolAnswer | ToolPassages | ToolThings | ToolFacts
+    evidence: tuple[ToolEvidence, ...] = ()
+    thing_ids: tuple[str, ...] = ()
+    code: str | None = None
+
+
+class _Refused(Exception):
+    """A call refused with a code (internal: becomes an error result)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = str(code)
+        self.message = message
+
+
+class GraphRagTools:
+    """The agent tools of one connected :class:`~graphrag_orm.facade.GraphRag`.
+
+    ``scope`` (a :data:`~graphrag_orm.retrieval.Scope`) keeps every tool inside it,
+    whatever the agent sends; without it, the retrieval options' own scope holds.
+    ``trail`` receives one :class:`ToolCall` per call.
+    """
+
+    def __init__(
+        self,
+        rag: GraphRag,
+        options: ToolOptions | None = None,
+        *,
+        trail: TrailRecorder | None = None,
+        scope: Scope | None = None,
+    ) -> None:
+        self.rag = rag
+        self.options = options or ToolOptions()
+        self.trail = trail
+        retrieval = self.options.retrieval or rag.retriever.options
+        self.scope: Scope | None = scope if scope is not None else retrieval.scope
+        self.retrieval: RetrievalOptions = retrieval.with_scope(self.scope)
+        self.ontology: Ontology | None = rag.ontology
+        self._statements = ToolStatements.of(rag.model, rag.ontology) if rag.ontology is not None else None
+        offered = [ToolName.SEARCH_DOCUMENTS]
+        if rag.answers is not None:
+            offered.insert(0, ToolName.ANSWER_FROM_DOCUMENTS)
+        if rag.ontology is not None:
+            offered += [ToolName.FIND_THINGS, ToolName.RELATED_FACTS]
+        kinds = rag.ontology.kinds if rag.ontology is not None else ()
+        self._parameters: dict[ToolName, dict[str, Parameter]] = {
+            tool: parameters_of(
+                tool,
+                max_question_chars=self.retrieval.max_question_chars,
+                search_default=self.options.search_limit,
+                kinds=kinds,
+            )
+            for tool in offered
+        }
+        self._handlers: dict[ToolName, Callable[[dict[str, Any]], Awaitable[_Outcome]]] = {
+            ToolName.ANSWER_FROM_DOCUMENTS: self._answer,
+            ToolName.SEARCH_DOCUMENTS: self._search,
+            ToolName.FIND_THINGS: self._find_things,
+            ToolName.RELATED_FACTS: self._related_facts,
+        }
+
+    # ------------------------------------------------------------------ the face
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The offered tools' names, in the order of :meth:`definitions`."""
+        return tuple(tool.value for tool in self._parameters)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The offered tools with their input schemas (what MCP lists)."""
+        return tuple(
+            ToolSpec(tool.value, _DESCRIPTIONS[tool], input_schema(parameters))
+            for tool, parameters in self._parameters.items()
+        )
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """OpenAI function tools: ``{"type": "function", "function": {name, description, parameters}}``."""
+        return [
+            {
+                "type": "function",
+                "function": {"name": spec.name, "description": spec.description, "parameters": spec.input_schema},
+            }
+            for spec in self.specs()
+        ]
+
+    async def call(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> ToolResult:
+        """Run tool ``name`` with ``arguments`` (JSON text or a mapping); never raises for bad input."""
+        began = time.perf_counter()
+        tool = self._offered(name)
+        with tracer().start_as_current_span(TOOL_SPAN, record_exception=False, set_status_on_exception=False) as raw:
+            # Only an offered tool's name is recorded: an agent's unknown name is arbitrary text.
+            raw.set_attribute(_TOOL_ATTRIBUTE, tool.value if tool is not None else "unknown")
+            traced = SpanRecorder(raw)
+            try:
+                result, call = await self._run(tool, name, arguments, began, traced)
+            except BaseException as error:  # a cancellation or a bug: the span says which, then it propagates
+                code = getattr(error, "code", None)
+                traced.fail(code if isinstance(code, str) else type(error).__name__)
+                raise
+            finally:
+                traced.set("elapsed_ms", round((time.perf_counter() - began) * 1000, 3))
+        if self.trail is not None:
+            self.trail.record(call)
+        return result
+
+    async def _run(
+        self,
+        tool: ToolName | None,
+        name: object,
+        arguments: str | Mapping[str, Any] | None,
+        began: float,
+        traced: SpanRecorder,
+    ) -> tuple[ToolResult, ToolCall]:
+        recorded: dict[str, Any] = {}
+        try:
+            if tool is None:
+                raise _Refused(
+                    ToolErrorCode.UNKNOWN_TOOL, f"no tool named {_shown(name)!r}; the tools are {', '.join(self.names)}"
+                )
+            try:
+                recorded = read_arguments(arguments, self._parameters[tool])
+            except BadArguments as bad:
+                raise _Refused(ToolErrorCode.INVALID_ARGUMENTS, f"{tool.value}: {bad.message}") from None
+            try:
+                outcome = await self._handlers[tool](recorded)
+            except GraphRagError as error:
+                raise _Refused(error.code, error.message) from None
+            except (Neo4jError, DriverError) as error:
+                raise _Refused(ErrorCode.RETRIEVAL_FAILED, f"a database read failed: {type(error).__name__}") from None
+        except _Refused as refused:
+            shown = tool.value if tool is not None else _shown(name)
+            message = " ".join(refused.message.split())[:_MAX_MESSAGE]
+            traced.fail(refused.code)
+            result = ToolResult(tool=shown, error=ToolError(code=refused.code, message=message))
+            return result, self._call(shown, recorded, began, (), (), refused.code)
+        _trace(traced, outcome)
+        call = self._call(tool.value, recorded, began, outcome.evidence, outcome.thing_ids, outcome.code)
+        return ToolResult(tool=tool.value, value=outcome.value), call
+
+    # ------------------------------------------------------------------ the tools
+
+    async def _answer(self, arguments: dict[str, Any]) -> _Outcome:
+        answers = self.rag.answers
+        assert answers is not None  # offered only with a chat client
+        answer = await answers.answer(arguments["question"], options=self.retrieval)
+        limits = answer.evidence.limits_reached
+        if not answer.answered:
+            reason = str(answer.reason)
+            value = ToolAnswer(answered=False, reason=reason, note=REFUSAL_NOTE, limits_reached=limits)
+            return _Outcome(value, code=reason)
+        evidence = tuple(
+            ToolEvidence(document_id=c.document_id, chunk_id=c.chunk_id, start_byte=c.start_byte, end_byte=c.end_byte)
+            for c in answer.citations
+        )
+        value = ToolAnswer(answered=True, text=answer.text, citations=answer.citations, limits_reached=limits)
+        return _Outcome(value, evidence)
+
+    async def _search(self, arguments: dict[str, Any]) -> _Outcome:
+        options = self.retrieval.model_copy(update={"max_items": arguments["limit"]})
+        evidence = await self.rag.retriever.retrieve(arguments["query"], options)
+        passages = tuple(
+            ToolPassage(
+                chunk_id=item.chunk_id,
+                document_id=item.document_id,
+                source_uri=item.source_uri,
+                title=item.title,
+                start_byte=item.start_byte,
+                end_byte=item.end_byte,
+                page=item.page_of(item.start_byte),
+                text=item.text,
+                score=item.score,
+            )
+            for item in evidence.items
+        )
+        spans = tuple(
+            ToolEvidence(document_id=p.document_id, chunk_id=p.chunk_id, start_byte=p.start_byte, end_byte=p.end_byte)
+            for p in passages
+        )
+        return _Outcome(ToolPassages(passages=passages, limits_reached=evidence.limits_reached), spans)
+
+    async def _find_things(self, arguments: dict[str, Any]) -> _Outcome:
+        ontology, statements = self._knowledge()
+        query = to_query(arguments["name"])
+        scope = await self._resolved_scope()
+        if not query or (scope is not None and scope.empty):
+            return _Outcome(ToolThings(things=()))
+        kind: str | None = arguments["kind"]
+        wanted = ontology.label_of(kind) if kind is not None else None
+        candidates = self.options.name_candidates
+        result = await self.rag.store.read(
+            statements.things(scoped=scope is not None),
+            {"index": statements.names_index, "query": query, "candidates": candidates, **_scope_parameters(scope)},
+            name="tools.things",
+        )
+        kept: list[ToolThing] = []
+        for row in result:
+            labels = list(row["labels"] or [])
+            found_kind = _kind_of(ontology, labels)
+            if not row["inScope"] or found_kind is None or row["id"] is None:
+                continue
+            if wanted is not None and wanted not in labels:
+                continue
+            kept.append(
+                ToolThing(
+                    thing_id=row["id"],
+                    kind=kind if kind is not None else found_kind,
+                    name=row["name"] or "",
+                    aliases=tuple(split_aliases(row["aliases"])),
+                    description=row["description"],
+                    score=float(row["score"]),
+                )
+            )
+        limits: list[Limit] = []
+        if len(kept) > self.options.max_things:
+            kept = kept[: self.options.max_things]
+            limits.append(Limit(name=LimitName.MAX_ITEMS, value=self.options.max_things))
+        elif len(result) >= candidates:
+            # The index had more hits than were read; the kind or scope filter left fewer than asked.
+            limits.append(Limit(name=LimitName.MAX_ITEMS, value=candidates))
+        things = ToolThings(things=tuple(kept), limits_reached=tuple(limits))
+        return _Outcome(things, thing_ids=tuple(thing.thing_id for thing in kept))
+
+    async def _related_facts(self, arguments: dict[str, Any]) -> _Outcome:
+        _, statements = self._knowledge()
+        thing_id: str = arguments["thing_id"]
+        scope = await self._resolved_scope()
+        limit = self.options.max_facts
+        result = await self.rag.store.read(
+            statements.facts(scoped=scope is not None),
+            {"id": thing_id, "limit": limit + 1, **_scope_parameters(scope)},
+            name="tools.facts",
+        )
+        row = result.single()
+        if row is None:
+            return _Outcome(ToolFacts(thing_id=thing_id, found=False, facts=()), code="not-found")
+        facts: list[ToolFact] = []
+        for fact in row["facts"] or []:
+            documents = tuple(sorted(fact["documentIds"] or []))
+            if scope is not None:
+                documents = tuple(d for d in documents if d in scope.ranges)
+            facts.append(
+                ToolFact(
+                    type=fact["type"],
+                    source_id=fact["source"],
+                    source_name=fact["sourceName"] or "",
+                    target_id=fact["target"],
+                    target_name=fact["targetName"] or "",
+                    document_ids=documents,
+                )
+            )
+        limits: tuple[Limit, ...] = ()
+        if len(facts) > limit:
+            facts = facts[:limit]
+            limits = (Limit(name=LimitName.MAX_FACTS, value=limit),)
+        stated = dict.fromkeys(d for fact in facts for d in fact.document_ids)
+        things = dict.fromkeys(end for fact in facts for end in (fact.source_id, fact.target_id))
+        value = ToolFacts(thing_id=thing_id, found=True, facts=tuple(facts), limits_reached=limits)
+        return _Outcome(value, tuple(ToolEvidence(document_id=d) for d in stated), tuple(things))
+
+    # ------------------------------------------------------------------ helpers
+
+    def _offered(self, name: object) -> ToolName | None:
+        if not isinstance(name, str):
+            return None
+        try:
+            tool = ToolName(name)
+        except ValueError:
+            return None
+        return tool if tool in self._parameters else None
+
+    def _knowledge(self) -> tuple[Ontology, ToolStatements]:
+        assert self.ontology is not None and self._statements is not None  # offered only with an ontology
+        return self.ontology, self._statements
+
+    async def _resolved_scope(self) -> ResolvedScope | None:
+        if self.scope is None:
+            return None
+        return await self.rag.retriever.scopes.resolve(self.scope)
+
+    @staticmethod
+    def _call(
+        tool: str,
+        arguments: dict[str, Any],
+        began: float,
+        evidence: tuple[ToolEvidence, ...],
+        thing_ids: tuple[str, ...],
+        code: str | None,
+    ) -> ToolCall:
+        return ToolCall(
+            tool=tool,
+            arguments=arguments,
+            evidence=evidence,
+            thing_ids=thing_ids,
+            code=code,
+            elapsed_ms=round((time.perf_counter() - began) * 1000, 3),
+        )
+
+
+def _shown(name: object) -> str:
+    """An unknown tool name as shown back: one line, at most 60 characters."""
+    text = name if isinstance(name, str) else type(name).__name__
+    return " ".join(text.split())[:60]
+
+
+def _kind_of(ontology: Ontology, labels: list[str]) -> str | None:
+    """The most specific kind whose label the node holds (a subclass also holds its ancestors' labels)."""
+    matching = [kind for kind in ontology.kinds if ontology.label_of(kind) in labels]
+    if not matching:
+        return None
+    return max(matching, key=lambda kind: len(ontology.labels_of(kind)))
+
+
+def _scope_parameters(scope: ResolvedScope | None) -> dict[str, Any]:
+    return scope.parameters if scope is not None else {}
+
+
+def _trace(traced: SpanRecorder, outcome: _Outcome) -> None:
+    """Counts and codes only: never the arguments, text or quotes."""
+    value = outcome.value
+    if isinstance(value, ToolAnswer):
+        traced.set("disposition", "Answered" if value.answered else "InsufficientEvidence")
+        traced.set("citations", len(value.citations))
+        if value.reason is not None:
+            traced.set("reason", value.reason)
+    elif isinstance(value, ToolPassages):
+        traced.set("items", len(value.passages))
+    elif isinstance(value, ToolThings):
+        traced.set("entities", len(value.things))
+    else:
+        traced.set("facts", len(value.facts))
+    if value.limits_reached:
+        traced.set("limits", [str(limit.name) for limit in value.limits_reached])
