@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["DocumentErrorCode", "ErrorCode", "HealthFinding", "LimitName", "RefusalReason"]
+__all__ = [
+    "DocumentErrorCode",
+    "ErrorCode",
+    "HealthFinding",
+    "LimitName",
+    "ProblemCode",
+    "RefusalReason",
+    "StreamErrorCode",
+    "ToolErrorCode",
+]
 
 
 class DocumentErrorCode(StrEnum):
@@ -169,3 +178,38 @@ class ErrorCode(StrEnum):
     # looking documents up by id, prefix, source URI or path
     DOCUMENT_NOT_FOUND = "document-not-found"
     AMBIGUOUS_ID = "ambiguous-id"
+
+
+class ProblemCode(StrEnum):
+    """Why a request was refused (400, 404) or failed (500)."""
+
+    EMPTY_QUESTION = "empty-question"
+    QUESTION_TOO_LONG = "question-too-long"
+    TOO_MANY_TURNS = "too-many-turns"
+    INVALID_LIMIT = "invalid-limit"
+    INVALID_REQUEST = "invalid-request"
+    DOCUMENT_NOT_FOUND = "document-not-found"
+    #: ``/search`` could not retrieve (500).
+    RETRIEVAL_FAILED = "retrieval-failed"
+    #: ``/documents`` could not read the catalog or resolve the scope (500).
+    READ_FAILED = "read-failed"
+
+
+class StreamErrorCode(StrEnum):
+    """How a stream that had begun failed; the exception itself goes to the application's log."""
+
+    RETRIEVAL_FAILED = "retrieval-failed"
+    MODEL_FAILED = "model-failed"
+
+
+class ToolErrorCode(StrEnum):
+    """Codes of a tool call the tools refused before doing any work.
+
+    A call that fails later carries the toolkit's own code instead (``retrieval-failed``,
+    ``rate-limited``, ``model-unreachable``, ...), see :class:`~graphrag_orm.codes.ErrorCode`.
+    """
+
+    #: No such tool, or one this object does not offer (``find_things`` without an ontology).
+    UNKNOWN_TOOL = "unknown-tool"
+    #: Arguments that are not a JSON object matching the tool's input schema.
+    INVALID_ARGUMENTS = "invalid-arguments"

@@ -2,7 +2,7 @@
 
 Span names are the reference's (``GraphRag.Ingest``, ``GraphRag.Document``,
 ``GraphRag.Embed``, ``GraphRag.Extract``, ``GraphRag.Write``, ``GraphRag.Retrieve``,
-``GraphRag.Answer``, ``GraphRag.Rewrite``). Attributes are restricted to an allow-list
+``GraphRag.Answer``, ``GraphRag.Rewrite``, ``GraphRag.Remove``, ``GraphRag.Tool``). Attributes are restricted to an allow-list
 of names whose values are ids (hashes), counts, statuses, codes and durations: never
 document text, questions, quotes, prompts, paths or URIs. A failure sets the span's
 status to its error code, never an exception message.
@@ -32,6 +32,7 @@ class SpanName(StrEnum):
     ANSWER = "GraphRag.Answer"
     REWRITE = "GraphRag.Rewrite"
     REMOVE = "GraphRag.Remove"
+    TOOL = "GraphRag.Tool"
 
 
 #: The only attribute names spans may carry; each holds an id, count, code, status or timing.
@@ -71,6 +72,8 @@ ALLOWED_ATTRIBUTES = frozenset(
         "graphrag.batches",
         "graphrag.removed",
         "graphrag.elapsed_ms",
+        #: An agent tool's name: one of the four tools, or "unknown" (never the name an agent sent).
+        "graphrag.tool",
     }
 )
 

@@ -13,17 +13,18 @@
 # (Maven's own cache, ~/.m2, is shared: the jars are copied from it, not downloaded again).
 #
 # Environment: PYTHON (the interpreter the venv is made from), WHEEL_EXTRAS (default
-# local), UV (default the repository's .venv/bin/uv), KEEP_WHEEL_CHECK=1 keeps the temp folder.
+# local,server: the offline model and `graphrag-orm serve`, asked over HTTP once), UV (default the repository's .venv/bin/uv), KEEP_WHEEL_CHECK=1 keeps the temp folder.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 python=${PYTHON:-$(command -v python3.11 || command -v python3)}
 uv=${UV:-$repo/.venv/bin/uv}
-extras=${WHEEL_EXTRAS:-local}
+extras=${WHEEL_EXTRAS:-local,server}
 work=$(mktemp -d "${TMPDIR:-/tmp}/graphrag-wheel-check.XXXXXX")
 began=$(date +%s)
 started_server=""
 demo_server=""
+serve_pid=""
 home="$work/neo4j-home"
 demo_home="$work/demo-home"
 
@@ -34,6 +35,7 @@ fail() { echo "wheel-check: FAILED: $*" >&2; exit 1; }
 
 cleanup() {
   status=$?
+  if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null || true; fi
   if [ -n "$started_server" ]; then
     (cd "$work/run" && "$work/venv/bin/graphrag-orm" neo4j stop --home-dir "$home") || true
   fi
@@ -148,6 +150,36 @@ step "ask (offline stand-ins)"
 grep -q "Members can borrow up to twelve items at a time." "$work/ask.txt" || fail "the answer does not quote the sentence"
 grep -q "citations" "$work/ask.txt" || fail "no citations table was printed"
 grep -q "The harbour library" "$work/ask.txt" || fail "the citation does not name its document"
+
+step "serve: the explorer page at /, then POST /graphrag/ask read as server-sent events (extra server)"
+serve_port=$("$work/venv/bin/python" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+"$cli" serve --port "$serve_port" > "$work/serve.txt" 2>&1 &
+serve_pid=$!
+"$work/venv/bin/python" - "$serve_port" <<'EOF' || fail "serve did not stream a verified answer (its output: $work/serve.txt)"
+import json, sys, time, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+deadline = time.monotonic() + 90
+while True:
+    try:
+        page = urllib.request.urlopen(base + "/", timeout=5).read().decode()
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            raise SystemExit("wheel-check: serve did not answer within 90 s")
+        time.sleep(0.5)
+assert "<title>graphrag-orm explorer</title>" in page, "the explorer page was not served at /"
+question = json.dumps({"question": "How many items can a member borrow at a time?"}).encode()
+request = urllib.request.Request(base + "/graphrag/ask", data=question, headers={"Content-Type": "application/json"})
+body = urllib.request.urlopen(request, timeout=60).read().decode()
+events = [line[len("event: "):] for line in body.splitlines() if line.startswith("event: ")]
+assert events and events[0] == "retrieved" and events[-1] == "verified", events
+verified = json.loads([line for line in body.splitlines() if line.startswith("data: ")][-1][len("data: "):])
+assert any("twelve items" in citation["quote"] for citation in verified["citations"]), verified
+print(f"wheel-check: serve streamed {', '.join(dict.fromkeys(events))}; {len(verified['citations'])} citation(s)")
+EOF
+kill -INT "$serve_pid"
+wait "$serve_pid" || fail "serve did not exit 0 on SIGINT"
+serve_pid=""
 
 step "reset"
 "$cli" reset --yes | tee "$work/reset.txt"

@@ -9,14 +9,31 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
+from graphrag_orm.codes import ErrorCode
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.values import Value
 
-__all__ = ["ChatChunk", "ChatClient", "ChatMessage", "ChatReply", "ChatRequest", "ChatUsage"]
+__all__ = [
+    "DEFAULT_KEPT_CALLS",
+    "MAX_KEPT_CALLS",
+    "CallLog",
+    "ChatChunk",
+    "ChatClient",
+    "ChatMessage",
+    "ChatReply",
+    "ChatRequest",
+    "ChatUsage",
+]
+
+#: How many of its latest requests a stand-in keeps for tests to read (``keep_calls``).
+DEFAULT_KEPT_CALLS: Final = 100
+MAX_KEPT_CALLS: Final = 10_000
 
 Role = Literal["system", "user", "assistant"]
 
@@ -117,3 +134,24 @@ class ChatClient(Protocol):
     def stream(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
         """The reply in pieces; the last chunk carries the whole :class:`ChatReply`."""
         ...
+
+
+class CallLog:
+    """The requests a stand-in received: the latest ``keep`` of them, oldest first, and how many in all.
+
+    Bounded, so a long-running server on a stand-in (``graphrag-orm serve`` offline) holds
+    constant memory however many questions it answers.
+    """
+
+    def __init__(self, keep: int = DEFAULT_KEPT_CALLS) -> None:
+        if isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= MAX_KEPT_CALLS:
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, f"keep_calls must be 0 to {MAX_KEPT_CALLS:,}")
+        self._recent: deque[ChatRequest] = deque(maxlen=keep)
+        self.count = 0
+
+    def add(self, request: ChatRequest) -> None:
+        self._recent.append(request)
+        self.count += 1
+
+    def recent(self) -> list[ChatRequest]:
+        return list(self._recent)

@@ -47,7 +47,7 @@ import re
 from collections.abc import AsyncGenerator
 from typing import Any, Final
 
-from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest
+from graphrag_orm.chat.base import DEFAULT_KEPT_CALLS, CallLog, ChatChunk, ChatReply, ChatRequest
 from graphrag_orm.chat.evidence_block import (
     ANSWER_SCHEMA_NAME,
     REWRITE_SCHEMA_NAME,
@@ -108,12 +108,22 @@ class ExtractiveChat:
     label = "ExtractiveChat (offline stand-in: quotes evidence, no model)"
     model = "extractive-stand-in"
 
-    def __init__(self) -> None:
-        self.calls: list[ChatRequest] = []
+    def __init__(self, *, keep_calls: int = DEFAULT_KEPT_CALLS) -> None:
+        self._log = CallLog(keep_calls)
+
+    @property
+    def calls(self) -> list[ChatRequest]:
+        """The latest ``keep_calls`` requests (100 by default, at most 10,000), oldest first."""
+        return self._log.recent()
+
+    @property
+    def call_count(self) -> int:
+        """How many requests this client has received in all."""
+        return self._log.count
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         """The reply to ``request``; raises :class:`StandInUnsupported` as the module states."""
-        self.calls.append(request)
+        self._log.add(request)
         return ChatReply(text=self._reply_text(request), usage=None, finish_reason="stop", model=self.model)
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Mapping
 
-from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest
+from graphrag_orm.chat.base import DEFAULT_KEPT_CALLS, CallLog, ChatChunk, ChatReply, ChatRequest
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ScriptMissing
 
@@ -15,7 +15,7 @@ STREAM_PIECE = 7
 
 
 class ScriptedChat:
-    """Replies with ``responder(request)``; every request is kept in :attr:`calls`, in order.
+    """Replies with ``responder(request)``; the latest requests are kept in :attr:`calls`, in order.
 
     A stand-in, not a model: replies report no usage, ``finish_reason`` ``"stop"``
     and model ``"scripted"``. :meth:`stream` yields the same reply in pieces of
@@ -27,9 +27,19 @@ class ScriptedChat:
     label = "ScriptedChat: scripted replies, not a model"
     model = "scripted"
 
-    def __init__(self, responder: Callable[[ChatRequest], str]) -> None:
+    def __init__(self, responder: Callable[[ChatRequest], str], *, keep_calls: int = DEFAULT_KEPT_CALLS) -> None:
         self._responder = responder
-        self.calls: list[ChatRequest] = []
+        self._log = CallLog(keep_calls)
+
+    @property
+    def calls(self) -> list[ChatRequest]:
+        """The latest ``keep_calls`` requests (100 by default, at most 10,000), oldest first."""
+        return self._log.recent()
+
+    @property
+    def call_count(self) -> int:
+        """How many requests this client has received in all."""
+        return self._log.count
 
     @classmethod
     def from_replies(cls, mapping: Mapping[str, str], default: str | None = None) -> ScriptedChat:
@@ -50,7 +60,7 @@ class ScriptedChat:
         return cls(respond)
 
     def _reply(self, request: ChatRequest) -> ChatReply:
-        self.calls.append(request)
+        self._log.add(request)
         return ChatReply(text=self._responder(request), usage=None, finish_reason="stop", model=self.model)
 
     async def complete(self, request: ChatRequest) -> ChatReply:

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from graphrag_orm.answers.values import AnswerReceipt, Completed, Delta, Retrieved
 from graphrag_orm.citations import Citation
-from graphrag_orm.codes import RefusalReason
+from graphrag_orm.codes import RefusalReason, StreamErrorCode
 from graphrag_orm.evidence import ContextItem, EvidenceItem, ScopeTrace
 from graphrag_orm.values import Limit, Value
 
@@ -37,13 +37,6 @@ class EventName(StrEnum):
     VERIFIED = "verified"
     REFUSED = "refused"
     ERROR = "error"
-
-
-class StreamErrorCode(StrEnum):
-    """How a stream that had begun failed; the exception itself goes to the application's log."""
-
-    RETRIEVAL_FAILED = "retrieval-failed"
-    MODEL_FAILED = "model-failed"
 
 
 class RetrievedEvent(Value):

@@ -6,29 +6,14 @@ input, stored text or an exception message.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Final
 
+from graphrag_orm.codes import ProblemCode
 from graphrag_orm.values import Value
 
 __all__ = ["PROBLEM_MEDIA_TYPE", "Problem", "ProblemCode", "problem"]
 
 PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
-
-
-class ProblemCode(StrEnum):
-    """Why a request was refused (400, 404) or failed (500)."""
-
-    EMPTY_QUESTION = "empty-question"
-    QUESTION_TOO_LONG = "question-too-long"
-    TOO_MANY_TURNS = "too-many-turns"
-    INVALID_LIMIT = "invalid-limit"
-    INVALID_REQUEST = "invalid-request"
-    DOCUMENT_NOT_FOUND = "document-not-found"
-    #: ``/search`` could not retrieve (500).
-    RETRIEVAL_FAILED = "retrieval-failed"
-    #: ``/documents`` could not read the catalog or resolve the scope (500).
-    READ_FAILED = "read-failed"
 
 
 _TITLES: Final[dict[ProblemCode, str]] = {

@@ -61,7 +61,7 @@ from graphrag_orm.tools.values import (
     ToolThing,
     ToolThings,
 )
-from graphrag_orm.tracing import SpanRecorder, tracer
+from graphrag_orm.tracing import SpanName, SpanRecorder, span
 from graphrag_orm.values import Limit, Options
 
 if TYPE_CHECKING:
@@ -70,9 +70,7 @@ if TYPE_CHECKING:
 __all__ = ["TOOL_SPAN", "GraphRagTools", "ToolOptions", "ToolSpec"]
 
 #: The span of one tool call.
-TOOL_SPAN: Final = "GraphRag.Tool"
-#: Its one attribute outside the tracing allow-list: the tool's name, one of :class:`ToolName`.
-_TOOL_ATTRIBUTE: Final = "graphrag.tool"
+TOOL_SPAN: Final = SpanName.TOOL.value
 #: Longest error message handed to an agent.
 _MAX_MESSAGE: Final = 300
 
@@ -211,16 +209,11 @@ class GraphRagTools:
         """Run tool ``name`` with ``arguments`` (JSON text or a mapping); never raises for bad input."""
         began = time.perf_counter()
         tool = self._offered(name)
-        with tracer().start_as_current_span(TOOL_SPAN, record_exception=False, set_status_on_exception=False) as raw:
-            # Only an offered tool's name is recorded: an agent's unknown name is arbitrary text.
-            raw.set_attribute(_TOOL_ATTRIBUTE, tool.value if tool is not None else "unknown")
-            traced = SpanRecorder(raw)
+        # Only an offered tool's name is recorded: an agent's unknown name is arbitrary text.
+        # A cancellation or a bug escaping the call marks the span with its type, then propagates.
+        with span(SpanName.TOOL, tool=tool.value if tool is not None else "unknown") as traced:
             try:
                 result, call = await self._run(tool, name, arguments, began, traced)
-            except BaseException as error:  # a cancellation or a bug: the span says which, then it propagates
-                code = getattr(error, "code", None)
-                traced.fail(code if isinstance(code, str) else type(error).__name__)
-                raise
             finally:
                 traced.set("elapsed_ms", round((time.perf_counter() - began) * 1000, 3))
         if self.trail is not None:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 from graphrag_orm.citations import Citation
+from graphrag_orm.codes import ToolErrorCode
 from graphrag_orm.evidence import leave_out_unset
 from graphrag_orm.values import Limit, Value
 
@@ -47,19 +48,6 @@ class ToolName(StrEnum):
     SEARCH_DOCUMENTS = "search_documents"
     FIND_THINGS = "find_things"
     RELATED_FACTS = "related_facts"
-
-
-class ToolErrorCode(StrEnum):
-    """Codes of a tool call the tools refused before doing any work.
-
-    A call that fails later carries the toolkit's own code instead (``retrieval-failed``,
-    ``rate-limited``, ``model-unreachable``, ...), see :class:`~graphrag_orm.codes.ErrorCode`.
-    """
-
-    #: No such tool, or one this object does not offer (``find_things`` without an ontology).
-    UNKNOWN_TOOL = "unknown-tool"
-    #: Arguments that are not a JSON object matching the tool's input schema.
-    INVALID_ARGUMENTS = "invalid-arguments"
 
 
 class ToolError(Value):

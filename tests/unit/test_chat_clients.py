@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import openai
 import pytest
@@ -18,11 +19,12 @@ from graphrag_orm.chat import (
     ChatReply,
     ChatRequest,
     ChatUsage,
+    ExtractiveChat,
     OpenAIChat,
     ScriptedChat,
     ScriptMissing,
 )
-from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.errors import ConfigurationError, GraphRagError
 from tests.support.openai_server import DEFAULT_CHAT_REPLY, OpenAIServer
 
 COMPLETIONS = "/v1/chat/completions"
@@ -235,3 +237,28 @@ async def test_scripted_streams_come_in_small_pieces() -> None:
     assert all(len(chunk.delta) <= 7 for chunk in chunks)
     assert "".join(chunk.delta for chunk in chunks) == text
     assert chunks[-1].reply is not None and chunks[-1].reply.text == text and chunks[-1].reply.usage is None
+
+
+@pytest.mark.parametrize(
+    "make", [lambda keep: ExtractiveChat(keep_calls=keep), lambda keep: ScriptedChat(str, keep_calls=keep)]
+)
+async def test_stand_ins_keep_only_their_latest_requests_and_count_them_all(make: Any) -> None:
+    # A long-running server on a stand-in (graphrag-orm serve offline) must not grow with every question.
+    chat = make(3)
+    requests = [
+        ChatRequest(messages=(ChatMessage(role="user", content=f"question {n}"),), schema_name="answer")
+        for n in range(10)
+    ]
+    for request in requests:
+        with contextlib.suppress(GraphRagError):  # the extractive stand-in refuses a prompt without evidence
+            await chat.complete(request)
+    assert chat.calls == requests[-3:]
+    assert chat.call_count == 10
+    assert ExtractiveChat().calls == [] and len(ExtractiveChat(keep_calls=0).calls) == 0
+
+
+@pytest.mark.parametrize("keep", [-1, 10_001, True, 2.5])
+def test_a_kept_call_bound_out_of_range_is_refused(keep: Any) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        ExtractiveChat(keep_calls=keep)
+    assert raised.value.code == "invalid-option"
