@@ -162,6 +162,8 @@ class ErrorCode(StrEnum):
     START_TIMEOUT = "start-timeout"
     STOP_TIMEOUT = "stop-timeout"
     PORT_IN_USE = "port-in-use"
+    #: A command needs an optional extra that is not installed (``graphrag-orm serve`` without ``server``).
+    MISSING_EXTRA = "missing-extra"
     RUNNING_ON_ANOTHER_PORT = "running-on-another-port"
     # maintenance, racing a concurrent writer
     CONCURRENT_WRITE = "concurrent-write"

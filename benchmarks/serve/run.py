@@ -15,10 +15,14 @@ What it does, in one run:
 3. **HTTP**: ``--clients`` concurrent clients, each asking one question after another
    (``POST /graphrag/ask``, read as server-sent events with httpx-sse) until
    ``--seconds`` have passed; for each request the time to the ``retrieved`` event and
-   to the final ``verified``/``refused`` event.
+   to the final ``verified``/``refused`` event, and the CPU time the HTTP server process
+   and the Neo4j server spent per request.
 4. **In-process**: the same questions at the same concurrency for the same time,
    through ``rag.answers.stream`` in this process (the floor: everything but HTTP and
-   SSE), so the table gives what serving costs as a ratio measured in the same run.
+   SSE), so the table gives what serving costs as a ratio measured in the same run. The
+   load generator shares the machine's two cores with the server in the HTTP run (its 50
+   SSE readers are Python too), so the CPU per request of the answering process is the
+   fairer comparison of the two.
 5. The server's resident memory (``/proc/PID/status`` VmRSS) after one warm-up
    request and after the load; then, with the load stopped, the server's open
    transactions (``SHOW TRANSACTIONS``, the benchmark's own excluded) and Bolt
@@ -54,6 +58,7 @@ from common import (
     REPO,
     SCRATCH,
     BenchServer,
+    _process_jiffies,
     generate_corpus,
     generate_questions,
     machine_description,
@@ -83,6 +88,9 @@ class Tally:
     refused: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     elapsed: float = 0.0
+    #: CPU seconds (user + system) of the process that answered, and of the Neo4j server, during the load.
+    answer_cpu: float = 0.0
+    neo4j_cpu: float = 0.0
 
     @property
     def requests(self) -> int:
@@ -102,6 +110,8 @@ class Tally:
             "retrieved_p95_ms": _percentile(self.to_retrieved, 95),
             "final_p50_ms": _percentile(self.to_final, 50),
             "final_p95_ms": _percentile(self.to_final, 95),
+            "answer_cpu_ms_per_request": 1000 * self.answer_cpu / self.requests if self.requests else 0.0,
+            "neo4j_cpu_ms_per_request": 1000 * self.neo4j_cpu / self.requests if self.requests else 0.0,
         }
 
 
@@ -163,9 +173,21 @@ async def _ask_in_process(rag: GraphRag, question: str, tally: Tally) -> None:
                 tally.refused += 1
 
 
-async def _load(clients: int, seconds: float, questions: list[str], ask: Any) -> Tally:
-    """``clients`` workers asking one question after another until ``seconds`` have passed."""
+def _cpu_seconds(pid: int) -> float:
+    return _process_jiffies(pid) / os.sysconf("SC_CLK_TCK")
+
+
+async def _load(
+    clients: int, seconds: float, questions: list[str], ask: Any, answering_pid: int, neo4j_pid: int | None
+) -> Tally:
+    """``clients`` workers asking one question after another until ``seconds`` have passed.
+
+    The CPU of ``answering_pid`` (the HTTP server, or this process in-process) and of the
+    Neo4j server is read before and after.
+    """
     tally = Tally()
+    answer_before = _cpu_seconds(answering_pid)
+    neo4j_before = _cpu_seconds(neo4j_pid) if neo4j_pid else 0.0
     deadline = time.monotonic() + seconds
 
     async def worker(index: int) -> None:
@@ -179,6 +201,8 @@ async def _load(clients: int, seconds: float, questions: list[str], ask: Any) ->
     began = time.monotonic()
     await asyncio.gather(*(worker(index) for index in range(clients)))
     tally.elapsed = time.monotonic() - began
+    tally.answer_cpu = _cpu_seconds(answering_pid) - answer_before
+    tally.neo4j_cpu = (_cpu_seconds(neo4j_pid) - neo4j_before) if neo4j_pid else 0.0
     return tally
 
 
@@ -251,12 +275,16 @@ async def main(arguments: argparse.Namespace) -> dict[str, Any]:
                     await _ask_over_http(client, questions[0], Tally())  # warm-up
                     rss_before = _rss_mib(process.pid)
                     print(f"HTTP: {arguments.clients} clients for {arguments.seconds:.0f} s ...")
+                    client_before = _cpu_seconds(os.getpid())
                     http = await _load(
                         arguments.clients,
                         arguments.seconds,
                         questions,
                         lambda question, tally: _ask_over_http(client, question, tally),
+                        process.pid,
+                        server.server_pid,
                     )
+                    client_cpu = _cpu_seconds(os.getpid()) - client_before
                 rss_after = _rss_mib(process.pid)
                 await asyncio.sleep(1.0)
                 open_transactions, server_connections = await _server_state()
@@ -275,6 +303,8 @@ async def main(arguments: argparse.Namespace) -> dict[str, Any]:
                 arguments.seconds,
                 questions,
                 lambda question, tally: _ask_in_process(rag, question, tally),
+                os.getpid(),
+                server.server_pid,
             )
         finally:
             await rag.close()
@@ -288,6 +318,7 @@ async def main(arguments: argparse.Namespace) -> dict[str, Any]:
         "seconds": arguments.seconds,
         "http": http.summary(),
         "in_process": floor.summary(),
+        "load_generator_cpu_seconds": round(client_cpu, 1),
         "server_rss_mib_before": round(rss_before, 1),
         "server_rss_mib_after": round(rss_after, 1),
         "open_transactions_after": open_transactions,
@@ -315,6 +346,8 @@ def _print(results: dict[str, Any]) -> None:
             f"{figures['retrieved_p95_ms']:.0f} ms",
             f"{figures['final_p50_ms']:.0f} ms",
             f"{figures['final_p95_ms']:.0f} ms",
+            f"{figures['answer_cpu_ms_per_request']:.2f} ms",
+            f"{figures['neo4j_cpu_ms_per_request']:.2f} ms",
             f"{figures['verified']:,} / {figures['refused']:,} / {sum(figures['errors'].values()):,}",
         ]
 
@@ -327,12 +360,18 @@ def _print(results: dict[str, Any]) -> None:
             "retrieved p95",
             "final p50",
             "final p95",
+            "answering CPU / request",
+            "Neo4j CPU / request",
             "verified / refused / errors",
         ],
         [row("HTTP + SSE (graphrag-orm serve)", http), row("in-process rag.answers.stream", floor)],
     )
     ratio = http["requests_per_second"] / floor["requests_per_second"] if floor["requests_per_second"] else 0.0
     print(f"\nHTTP throughput / in-process: {ratio:.2f}x")
+    http_cpu, floor_cpu = http["answer_cpu_ms_per_request"], floor["answer_cpu_ms_per_request"]
+    if floor_cpu:
+        print(f"answering CPU per request, HTTP server / in-process: {http_cpu / floor_cpu:.2f}x")
+    print(f"the load generator's own CPU during the HTTP run: {results['load_generator_cpu_seconds']} s")
     print(
         f"server memory: {results['server_rss_mib_before']} MiB after warm-up, "
         f"{results['server_rss_mib_after']} MiB after the load"

@@ -4,9 +4,12 @@ without a stack trace (one line on stderr: the message, then the code in parenth
 from __future__ import annotations
 
 import asyncio
+import errno
 import importlib
+import importlib.util
 import os
 import re
+import socket
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, NoReturn, TypeVar
@@ -29,7 +32,9 @@ __all__ = [
     "T",
     "error_line",
     "fail",
+    "listen",
     "load_ontology",
+    "require_extra",
     "resolve_documents",
     "run",
     "with_database",
@@ -133,3 +138,30 @@ def load_ontology(name: str | None) -> Ontology | None:
     if not isinstance(found, Ontology):
         raise typer.BadParameter(f"{name} is not an Ontology")
     return found
+
+
+def require_extra(command: str, extra: str, *modules: str) -> None:
+    """Fail with ``missing-extra`` (one line naming the pip install) when a module of ``extra`` is absent."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        fail(
+            f"graphrag-orm {command} needs the {extra} extra ({', '.join(missing)} not installed): "
+            f"pip install 'graphrag-orm[{extra}]'",
+            ErrorCode.MISSING_EXTRA,
+        )
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A bound, listening socket (inheritable), so a taken port fails with its code before anything connects."""
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+    except OSError as error:
+        listener.close()
+        if error.errno == errno.EADDRINUSE:
+            fail(f"port {port} on {host} is in use", ErrorCode.PORT_IN_USE)
+        fail(f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}", ErrorCode.INVALID_OPTION)
+    listener.listen(128)
+    listener.set_inheritable(True)
+    return listener

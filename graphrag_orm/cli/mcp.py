@@ -9,15 +9,12 @@ are imported only here, when the command runs.
 
 from __future__ import annotations
 
-import errno
-import socket
 from enum import StrEnum
 from importlib import metadata
 
 import typer
 
-from graphrag_orm.cli._common import OntologyOption, errors, fail, load_ontology, run
-from graphrag_orm.codes import ErrorCode
+from graphrag_orm.cli._common import OntologyOption, errors, fail, listen, load_ontology, require_extra, run
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
 
@@ -41,12 +38,13 @@ def mcp(
 ) -> None:
     """Serve the agent tools (answer_from_documents, search_documents, and with an ontology
     find_things and related_facts) over MCP."""
+    require_extra("mcp", "mcp", "mcp", *(("uvicorn",) if transport == Transport.HTTP else ()))
     chosen = load_ontology(ontology)
     try:
         rag = graphrag_from_env(ontology=chosen)[0]
     except GraphRagError as error:
         fail(error.message, error.code)
-    listener = _listen(host, port) if transport == Transport.HTTP else None
+    listener = listen(host, port) if transport == Transport.HTTP else None
 
     async def serve() -> None:
         from graphrag_orm.tools.mcp import build_mcp_server
@@ -75,22 +73,6 @@ def mcp(
     finally:
         if listener is not None:
             listener.close()
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """The bound listening socket, so a taken port fails here with its code, before connecting."""
-    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((host, port))
-    except OSError as error:
-        listener.close()
-        if error.errno == errno.EADDRINUSE:
-            fail(f"port {port} on {host} is in use", ErrorCode.PORT_IN_USE)
-        fail(f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}", ErrorCode.INVALID_OPTION)
-    listener.listen(128)
-    listener.set_inheritable(True)
-    return listener
 
 
 def _version() -> str:

@@ -12,7 +12,6 @@ fastapi and uvicorn are imported only here, when the command runs.
 from __future__ import annotations
 
 import contextlib
-import errno
 import signal
 import socket
 from collections.abc import Iterator
@@ -20,8 +19,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from graphrag_orm.cli._common import OntologyOption, errors, fail, load_ontology, run
-from graphrag_orm.codes import ErrorCode
+from graphrag_orm.cli._common import OntologyOption, errors, fail, listen, load_ontology, require_extra, run
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
 
@@ -42,6 +40,7 @@ def serve(
     no_explorer: bool = typer.Option(False, "--no-explorer", help="Serve the endpoints only, no explorer page."),
 ) -> None:
     """Serve POST /ask (streamed, verified answers), /search and /documents over HTTP, with the explorer page."""
+    require_extra("serve", "server", "fastapi", "uvicorn")
     from graphrag_orm.server import ServerOptions
 
     chosen = load_ontology(ontology)
@@ -50,7 +49,7 @@ def serve(
         rag, choice = graphrag_from_env(ontology=chosen)
     except GraphRagError as error:
         fail(error.message, error.code)
-    listener = _listen(host, port)
+    listener = listen(host, port)
 
     async def work() -> None:
         from graphrag_orm.server import create_app
@@ -92,18 +91,3 @@ async def _serve(app: FastAPI, listener: socket.socket) -> None:
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=GRACEFUL_SECONDS)
     await _Server(config).serve(sockets=[listener])
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """The bound listening socket, so a taken port fails before anything connects."""
-    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((host, port))
-    except OSError as error:
-        listener.close()
-        if error.errno == errno.EADDRINUSE:
-            fail(f"port {port} on {host} is in use", ErrorCode.PORT_IN_USE)
-        fail(f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}", ErrorCode.INVALID_OPTION)
-    listener.listen(128)
-    return listener
