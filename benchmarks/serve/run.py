@@ -264,8 +264,10 @@ async def main(arguments: argparse.Namespace) -> dict[str, Any]:
             port = _free_port()
             environment = {key: value for key, value in os.environ.items() if key not in OFFLINE}
             command = [str(REPO / ".venv" / "bin" / "graphrag-orm"), "serve", "--port", str(port), "--no-explorer"]
+            SCRATCH.mkdir(parents=True, exist_ok=True)
+            server_log = (SCRATCH / "serve-stderr.log").open("wb")
             process = subprocess.Popen(  # noqa: ASYNC220 (started once, before the timing)
-                command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                command, env=environment, stdout=subprocess.DEVNULL, stderr=server_log
             )
             base_url = f"http://127.0.0.1:{port}"
             try:
@@ -294,6 +296,7 @@ async def main(arguments: argparse.Namespace) -> dict[str, Any]:
                     process.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     process.kill()
+                server_log.close()
             await asyncio.sleep(1.0)
             _, after_stop_connections = await _server_state()
 

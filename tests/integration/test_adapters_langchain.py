@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,23 +39,6 @@ from tests.integration.adapters_support import (
 )
 
 QUESTION = "When does the café open, and what does the night train cost?"
-
-
-@pytest.fixture
-async def connected(graph: None, neo4j_settings: ConnectionSettings) -> AsyncIterator[GraphRag]:
-    rag = facade()
-    # neomodel stays on the suite's driver: the adapters use only the facade's services.
-    await rag.connect(neo4j_settings, neomodel=False)
-    yield rag
-    await rag.close()
-
-
-@pytest.fixture
-async def corpus(connected: GraphRag) -> list[Source]:
-    sources = markdown_sources()
-    receipt = await connected.ingestion.ingest(sources)
-    assert receipt.ingested == len(sources)
-    return sources
 
 
 def assert_documents_are_the_evidence(documents: list[Document], evidence_items: tuple[EvidenceItem, ...]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import shutil
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,23 +57,6 @@ def nltk_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NLTK_DATA", str(copy))
         yield
-
-
-@pytest.fixture
-async def connected(graph: None, neo4j_settings: ConnectionSettings) -> AsyncIterator[GraphRag]:
-    rag = facade()
-    # neomodel stays on the suite's driver: the adapters use only the facade's services.
-    await rag.connect(neo4j_settings, neomodel=False)
-    yield rag
-    await rag.close()
-
-
-@pytest.fixture
-async def corpus(connected: GraphRag) -> list[Source]:
-    sources = markdown_sources()
-    receipt = await connected.ingestion.ingest(sources)
-    assert receipt.ingested == len(sources)
-    return sources
 
 
 def assert_nodes_are_the_evidence(nodes: list[NodeWithScore], items: tuple[EvidenceItem, ...]) -> None:
