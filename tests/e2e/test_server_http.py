@@ -30,10 +30,6 @@ import pytest
 import uvicorn
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from httpx_sse import aconnect_sse, connect_sse
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from graphrag_orm import GraphRag
 from graphrag_orm.chat import OpenAIChat
@@ -50,6 +46,7 @@ from graphrag_orm.sources import Sources, document_id
 from graphrag_orm.store import Store
 from graphrag_orm.store.store import AccessMode, StatementEvent
 from tests.support.openai_server import OpenAIServer
+from tests.support.tracing import captured_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "graphrag-orm")
@@ -558,19 +555,6 @@ async def test_the_application_scopes_every_request_and_a_caller_cannot_leave_it
 
 
 # --- tracing ----------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def captured_spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    previous = trace._TRACER_PROVIDER  # set once per process: swapped and put back
-    trace._TRACER_PROVIDER = provider
-    try:
-        yield exporter
-    finally:
-        trace._TRACER_PROVIDER = previous
 
 
 async def test_the_answer_joins_the_callers_trace_and_reports_its_id(corpus: None, openai_server: OpenAIServer) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from graphrag_orm import GraphRag
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.ingestion import DocumentStatus, IngestionReceipt
 from graphrag_orm.sources import Source, Sources
 from graphrag_orm.store import Store
 
@@ -132,3 +133,19 @@ def placement_table(rows: Iterable[tuple[str, Mapping[str, int]]]) -> str:
     for name, counts in rows:
         lines.append(f"| {name} | " + " | ".join(str(counts.get(column, 0)) for column in columns) + " |")
     return "\n".join(lines)
+
+
+def counts_of(receipt: IngestionReceipt) -> dict[str, int]:
+    """How the receipt's chunks were placed (and how many documents could not be), the zero counts left out."""
+    placement = receipt.placement
+    assert placement is not None
+    counts = {
+        "given": placement.given,
+        "exact": placement.exact,
+        "prefix-removed": placement.prefix_removed,
+        "normalised": placement.normalised,
+        "skipped": placement.skipped,
+        "not placed": receipt.count(DocumentStatus.FAILED),
+        "chunks": placement.placed + placement.skipped,
+    }
+    return {name: value for name, value in counts.items() if value}

@@ -32,6 +32,7 @@ from tests.integration.adapters_support import (
     CAFE_GUIDE,
     TRAIN_NOTES,
     assert_chunks_are_the_document_bytes,
+    counts_of,
     facade,
     markdown_sources,
     placement_table,
@@ -199,22 +200,6 @@ def _variants() -> list[Variant]:
 VARIANTS = _variants()
 MEASURED: dict[str, dict[str, int]] = {}
 UNPLACEABLE = "MarkdownHeaderTextSplitter, a tab and 👩‍💻 in a line (a third document)"
-
-
-def counts_of(receipt: IngestionReceipt) -> dict[str, int]:
-    placement = receipt.placement
-    assert placement is not None
-    failed = receipt.count(DocumentStatus.FAILED)
-    counts = {
-        "given": placement.given,
-        "exact": placement.exact,
-        "prefix-removed": placement.prefix_removed,
-        "normalised": placement.normalised,
-        "skipped": placement.skipped,
-        "not placed": failed,
-    }
-    counts["chunks"] = placement.placed + placement.skipped
-    return {name: value for name, value in counts.items() if value}
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[variant.name for variant in VARIANTS])

@@ -31,7 +31,6 @@ from graphrag_orm.adapters.llamaindex import (
 )
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.evidence import EvidenceItem
-from graphrag_orm.ingestion import DocumentStatus, IngestionReceipt
 from graphrag_orm.placement import place
 from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
 from graphrag_orm.sources import Source
@@ -40,6 +39,7 @@ from graphrag_orm.store.connection import ConnectionSettings
 from tests.integration.adapters_support import (
     CAFE_GUIDE,
     assert_chunks_are_the_document_bytes,
+    counts_of,
     facade,
     markdown_sources,
     placement_table,
@@ -191,21 +191,6 @@ def _variants() -> list[Variant]:
 
 VARIANTS = _variants()
 MEASURED: dict[str, dict[str, int]] = {}
-
-
-def counts_of(receipt: IngestionReceipt) -> dict[str, int]:
-    placement = receipt.placement
-    assert placement is not None
-    counts = {
-        "given": placement.given,
-        "exact": placement.exact,
-        "prefix-removed": placement.prefix_removed,
-        "normalised": placement.normalised,
-        "skipped": placement.skipped,
-        "not placed": receipt.count(DocumentStatus.FAILED),
-        "chunks": placement.placed + placement.skipped,
-    }
-    return {name: value for name, value in counts.items() if value}
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[variant.name for variant in VARIANTS])

@@ -10,15 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import ReadableSpan
 
 from graphrag_orm.answers import (
     Answer,
@@ -42,6 +39,7 @@ from graphrag_orm.retrieval import DocumentsScope, QuestionRefused, RetrievalOpt
 from graphrag_orm.sources import Sources
 from graphrag_orm.store import Store
 from tests.support.openai_server import OpenAIServer
+from tests.support.tracing import captured_spans
 
 MODEL = for_layout(Layout.DEFAULT)
 
@@ -470,22 +468,6 @@ async def test_a_real_answer_and_refusal_round_trip_through_export_and_check_cle
 
 
 # --- tracing ----------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def captured_spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    # The global provider can be set only once per process, so it is swapped and put
-    # back as it was: None when unset (restoring the proxy get_tracer_provider() returns
-    # would make the proxy delegate to itself).
-    previous = trace._TRACER_PROVIDER
-    trace._TRACER_PROVIDER = provider
-    try:
-        yield exporter
-    finally:
-        trace._TRACER_PROVIDER = previous
 
 
 def assert_no_text(spans: Sequence[ReadableSpan], forbidden: Sequence[str]) -> None:

@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from openai import AsyncOpenAI
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from graphrag_orm import GraphRag, GraphRagOptions, Sources
 from graphrag_orm.chat import OpenAIChat
@@ -36,6 +32,7 @@ from graphrag_orm.store.connection import ConnectionSettings
 from graphrag_orm.tools import INSTRUCTIONS, GraphRagTools, ToolOptions, ToolResult, ToolTrail
 from tests.integration.knowledge_support import BIKES, entity, fact, ontology_schema, scripted
 from tests.support.openai_server import OpenAIServer, ScriptedReply, ScriptedToolCall
+from tests.support.tracing import captured_spans
 
 BULLETIN = (
     "Service bulletin SB-2026-07: Kestrel Components recalls brake caliper BC-310 after a seal defect.\n\n"
@@ -401,19 +398,6 @@ async def test_things_and_facts_stay_inside_the_scope(books: Library) -> None:
 
 
 # --- spans ----------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def captured_spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    previous = trace._TRACER_PROVIDER
-    trace._TRACER_PROVIDER = provider
-    try:
-        yield exporter
-    finally:
-        trace._TRACER_PROVIDER = previous
 
 
 async def test_a_tool_call_is_a_span_around_the_answer_with_counts_and_no_text(

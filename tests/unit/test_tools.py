@@ -6,16 +6,10 @@ is enough; a call that reached the database would fail with ``not-connected`` in
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from examples.recall.bikes import BIKES
 from graphrag_orm import ConfigurationError, GraphRag
@@ -24,6 +18,7 @@ from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.tools import INSTRUCTIONS, GraphRagTools, ToolCall, ToolOptions, ToolTrail, TrailRecorder
+from tests.support.tracing import captured_spans
 
 
 def rag(*, chat: bool = True, ontology: Ontology | None = None) -> GraphRag:
@@ -190,19 +185,6 @@ def test_the_in_memory_trail_is_bounded_and_says_how_many_calls_fell_off() -> No
     for bad in (0, 100_001, True):
         with pytest.raises(ConfigurationError):
             ToolTrail(max_calls=bad)
-
-
-@contextlib.contextmanager
-def captured_spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    previous = trace._TRACER_PROVIDER
-    trace._TRACER_PROVIDER = provider
-    try:
-        yield exporter
-    finally:
-        trace._TRACER_PROVIDER = previous
 
 
 async def test_each_call_is_one_span_with_the_tool_code_and_timing_and_no_argument_text() -> None:
