@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   the recall wiki: plain RAG misses a product, the graph route cites every link, a refusal, health
 #   make test   lint, types, and the unit, integration and e2e suites against a real Neo4j
+# and make eval evaluates the novel sample on its labelled questions (a table and an HTML report).
 # Neo4j: the project's local server (tools/neo4j) unless NEO4J_URI is set.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -9,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt pyproject.toml | sha256sum | cut -c1-12)
 UV_VERSION := 0.13.8
 
-.PHONY: venv neo4j neo4j-stop migrate demo test lint typecheck sync unit integration e2e lock wheel-check clean
+.PHONY: venv neo4j neo4j-stop migrate demo eval test lint typecheck sync unit integration e2e lock wheel-check clean
 
 $(STAMP): requirements/lock.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +35,12 @@ migrate: neo4j
 # NEO4J_URI is set; the local embedding model when the `local` extra is installed.
 demo: venv
 	@$(BIN)/python examples/recall/run.py
+
+# The novel sample (examples/novel): chapter I of Alice ingested with the novel ontology, then
+# the evaluation harness on its labelled questions: the table, and examples/novel/report.html.
+# Its own server (port 7685, home-novel) unless NEO4J_URI is set; offline by default.
+eval: venv
+	@$(BIN)/python examples/novel/run.py
 
 lint: venv
 	$(BIN)/ruff check graphrag_orm ontologies migrations tests benchmarks examples scripts

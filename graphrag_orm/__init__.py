@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from graphrag_orm.schema import Schema
     from graphrag_orm.sources import Source, SourceMetadata, Sources
     from graphrag_orm.store.connection import ConnectionSettings
+    from graphrag_orm.text2cypher import GraphAnswer, Text2CypherOptions
     from graphrag_orm.values import Limit
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "EmbeddingSet",
     "Evidence",
     "EvidenceItem",
+    "GraphAnswer",
     "GraphRag",
     "GraphRagError",
     "GraphRagOptions",
@@ -101,6 +103,7 @@ __all__ = [
     "Source",
     "SourceMetadata",
     "Sources",
+    "Text2CypherOptions",
     "Turn",
     "locate",
 ]
@@ -128,6 +131,7 @@ _EXPORTS: dict[str, str] = {
     "EmbeddingSet": "graphrag_orm.embeddings",
     "Evidence": "graphrag_orm.evidence",
     "EvidenceItem": "graphrag_orm.evidence",
+    "GraphAnswer": "graphrag_orm.text2cypher",
     "GraphRag": "graphrag_orm.facade",
     "GraphRagError": "graphrag_orm.errors",
     "GraphRagOptions": "graphrag_orm.options",
@@ -155,6 +159,7 @@ _EXPORTS: dict[str, str] = {
     "Source": "graphrag_orm.sources",
     "SourceMetadata": "graphrag_orm.sources",
     "Sources": "graphrag_orm.sources",
+    "Text2CypherOptions": "graphrag_orm.text2cypher",
     "Turn": "graphrag_orm.answers",
     "locate": "graphrag_orm.citations",
 }

@@ -11,6 +11,7 @@ from enum import StrEnum
 __all__ = [
     "DocumentErrorCode",
     "ErrorCode",
+    "GraphRefusal",
     "HealthFinding",
     "LimitName",
     "ProblemCode",
@@ -42,6 +43,10 @@ class DocumentErrorCode(StrEnum):
     PDF_TIMEOUT = "pdf-timeout"
     #: The model endpoint was never reached (a closed port, an unknown host): not retried.
     MODEL_UNREACHABLE = "model-unreachable"
+    #: Record mode spent its call budget (``GRAPHRAG_MAX_CALLS``): the call over it was not sent.
+    CALL_BUDGET_EXCEEDED = "call-budget-exceeded"
+    #: Replay mode met a request its recording has no entry for.
+    RECORDING_MISSING = "recording-missing"
 
 
 class RefusalReason(StrEnum):
@@ -95,6 +100,21 @@ class LimitName(StrEnum):
     #: Chunks longer than the embedder reads (its ``max_input_tokens``): the rest of each was not embedded.
     EMBEDDER_WINDOW = "EmbedderWindow"
     MAX_LISTED = "MaxListed"
+    # --- text2cypher (issue 14): rows, list items and text a graph answer cut
+    GRAPH_QUERY_ROWS = "GraphQueryRows"
+    GRAPH_QUERY_LIST_ITEMS = "GraphQueryListItems"
+    GRAPH_QUERY_TEXT = "GraphQueryText"
+    # --- resolution (issue 14): things read per class, suggestions returned
+    MAX_THINGS = "MaxThings"
+    MAX_SUGGESTIONS = "MaxSuggestions"
+    # --- evaluation (issue 16)
+    #: Cases past the evaluator's ``max_cases`` were not run.
+    MAX_CASES = "MaxCases"
+    # --- model modes (issue 16)
+    #: Record mode's call budget (GRAPHRAG_MAX_CALLS): the call over it was not sent.
+    MAX_CALLS = "MaxCalls"
+    # --- adoption (issue 15)
+    # --- reembedding (issue 15)
 
 
 class ErrorCode(StrEnum):
@@ -180,6 +200,38 @@ class ErrorCode(StrEnum):
     # looking documents up by id, prefix, source URI or path
     DOCUMENT_NOT_FOUND = "document-not-found"
     AMBIGUOUS_ID = "ambiguous-id"
+    # --- text2cypher (issue 14)
+    # --- resolution (issue 14)
+    #: A merge plan with blockers was not applied; a merge failed (its transaction wrote nothing).
+    MERGE_BLOCKED = "merge-blocked"
+    MERGE_FAILED = "merge-failed"
+    #: Blockers of a merge plan (``MergePreview.blockers``).
+    MERGED_TWICE = "merged-twice"
+    KEPT_AND_MERGED = "kept-and-merged"
+    THING_GONE = "thing-gone"
+    THING_CHANGED = "thing-changed"
+    #: Refusals of an undo (the graph unchanged).
+    RUN_NOT_FOUND = "run-not-found"
+    ALREADY_UNDONE = "already-undone"
+    WRITTEN_SINCE = "written-since"
+    ONTOLOGY_CHANGED = "ontology-changed"
+    # --- evaluation (issue 16)
+    #: A cases file (JSONL) that cannot be read as evaluation cases; the message names the line.
+    INVALID_CASES = "invalid-cases"
+    #: A file that is not an evaluation report (``graphrag-orm eval --compare``).
+    INVALID_REPORT = "invalid-report"
+    # --- model modes (issue 16)
+    #: GRAPHRAG_MODEL_MODE or GRAPHRAG_PROVIDER is not one of the allowed values (the message lists them).
+    UNKNOWN_MODEL_MODE = "unknown-model-mode"
+    UNKNOWN_PROVIDER = "unknown-provider"
+    #: A mode or provider named without a variable it needs (the settings read are printed, keys as ***).
+    MODEL_SETTING_MISSING = "model-setting-missing"
+    #: Record mode reached GRAPHRAG_MAX_CALLS: the call over the budget was not sent.
+    CALL_BUDGET_EXCEEDED = "call-budget-exceeded"
+    #: A sample's ``--fetch`` could not download its text (offline, or the site refused): nothing was ingested.
+    FETCH_FAILED = "fetch-failed"
+    # --- adoption (issue 15)
+    # --- reembedding (issue 15)
 
 
 class ProblemCode(StrEnum):
@@ -215,3 +267,16 @@ class ToolErrorCode(StrEnum):
     UNKNOWN_TOOL = "unknown-tool"
     #: Arguments that are not a JSON object matching the tool's input schema.
     INVALID_ARGUMENTS = "invalid-arguments"
+
+
+class GraphRefusal(StrEnum):
+    """Why a graph question (Text2Cypher) was refused: the model's own, or a gate's."""
+
+    #: The model said the graph cannot answer (``{"insufficient": ...}``).
+    MODEL_DECLINED = "model-declined"
+    #: The model's reply is not the JSON asked for.
+    UNREADABLE_RESPONSE = "unreadable-response"
+    NOT_ALLOWED = "not-allowed"
+    INVALID_QUERY = "invalid-query"
+    NOT_READ_ONLY = "not-read-only"
+    QUERY_FAILED = "query-failed"

@@ -6,8 +6,9 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
 
     GraphRagError
     ├── ConfigurationError (also ValueError)   invalid-option, invalid-layout, layout-collision,
-    │                                          invalid-ontology, tokenizer-unavailable,
-    │                                          local-model-missing
+    │   │                                      invalid-ontology, tokenizer-unavailable,
+    │   │                                      local-model-missing
+    │   └── ModelModeError                     unknown-model-mode, unknown-provider, model-setting-missing
     ├── DatabaseUnavailable                    database-unavailable, invalid-uri, database-not-found,
     │                                          auth-failed
     ├── StoreNotConnected                      not-connected
@@ -35,7 +36,12 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
     ├── StandInUnsupported                     stand-in-unsupported
     ├── EvidenceBlockError                     no-evidence-block, no-question-block
     ├── RecordingMissing                       recording-missing
-    └── RecordingRefused                       secret-in-recording
+    ├── RecordingRefused                       secret-in-recording
+    ├── CallBudgetExceeded                     call-budget-exceeded (record mode)
+    ├── MergeError                             merge-blocked, merge-failed (entity resolution)
+    ├── UndoRefused                            run-not-found, already-undone, written-since, ontology-changed
+    ├── EvaluationError                        invalid-cases, invalid-report, missing-extra
+    └── FetchFailed                            fetch-failed (a sample's download)
 
 ``str(error)`` is ``"<message> [<code>]"``; ``error.code`` and ``error.message`` are
 the parts.
@@ -46,21 +52,26 @@ from __future__ import annotations
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 
 __all__ = [
+    "CallBudgetExceeded",
     "ChunkNotPlaced",
     "ConfigurationError",
     "DatabaseUnavailable",
     "DocumentFailure",
     "DocumentNotResolved",
     "EmbeddingRejected",
+    "EvaluationError",
     "EvidenceBlockError",
     "ExportError",
     "FactUpdatesExceeded",
+    "FetchFailed",
     "GraphRagError",
     "GraphRefused",
     "LoadError",
     "LocalDbError",
+    "MergeError",
     "MigrationError",
     "ModelCallFailed",
+    "ModelModeError",
     "QueryRefused",
     "QuestionRefused",
     "RecordingMissing",
@@ -72,6 +83,7 @@ __all__ = [
     "ScriptMissing",
     "StandInUnsupported",
     "StoreNotConnected",
+    "UndoRefused",
     "Unreadable",
 ]
 
@@ -253,3 +265,56 @@ class RecordingMissing(GraphRagError):
 class RecordingRefused(GraphRagError):
     """An entry held the value of a secret environment variable and was not stored
     (``secret-in-recording``). The message names the variable, never its value."""
+
+
+# --- text2cypher (issue 14)
+
+# --- resolution (issue 14)
+
+
+class MergeError(GraphRagError):
+    """A merge plan not applied (``merge-blocked``: it has blockers, nothing was written) or a
+    merge that failed (``merge-failed``: its transaction wrote nothing; the cause is chained).
+
+    ``failed`` is the failed merge's suggestion (None for a blocked plan); ``applied_run_ids``
+    are the runs of the merges applied before it, in plan order: undo them last first, or keep them.
+    """
+
+    def __init__(self, code: Code, message: str, *, failed: object = None, applied_run_ids: tuple[str, ...] = ()):
+        super().__init__(code, message)
+        self.failed = failed
+        self.applied_run_ids = applied_run_ids
+
+
+class UndoRefused(GraphRagError):
+    """An undo refused with the graph unchanged: ``run-not-found`` (no merge run of that id),
+    ``already-undone``, ``written-since`` (something the merge wrote or removed was written
+    again) or ``ontology-changed`` (the run was recorded under another ontology)."""
+
+
+# --- evaluation (issue 16)
+class EvaluationError(GraphRagError):
+    """Evaluation input that cannot be used: a cases file (``invalid-cases``, naming the line, never
+    its text), a report to compare with (``invalid-report``), or the HTML report without its
+    extra (``missing-extra``, naming the pip install)."""
+
+
+# --- model modes (issue 16)
+
+
+class ModelModeError(ConfigurationError):
+    """The environment names models that cannot be used: ``unknown-model-mode``, ``unknown-provider``,
+    or ``model-setting-missing`` (the message prints the settings read, any key as ``***``)."""
+
+
+class CallBudgetExceeded(GraphRagError):
+    """Record mode spent ``GRAPHRAG_MAX_CALLS`` (``call-budget-exceeded``): the call over it was not sent."""
+
+
+class FetchFailed(GraphRagError):
+    """A sample asked to download its text could not (``fetch-failed``); the message names the site, not the error text."""
+
+
+# --- adoption (issue 15)
+
+# --- reembedding (issue 15)

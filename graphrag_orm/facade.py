@@ -35,6 +35,7 @@ from graphrag_orm.retrieval import Retriever
 from graphrag_orm.retry import RetryPolicy
 from graphrag_orm.store import ConnectionSettings, Store, open_driver
 from graphrag_orm.store.neomodel import attach_neomodel, detach_neomodel
+from graphrag_orm.text2cypher import GraphQuestions, Text2CypherOptions
 from graphrag_orm.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ __all__ = ["GraphRag"]
 
 
 class GraphRag:
-    """The toolkit for one graph: ``ingestion``, ``retriever``, ``answers``, ``maintenance``, ``catalog``."""
+    """The toolkit for one graph: ``ingestion``, ``retriever``, ``answers``, ``maintenance``, ``catalog``,
+    and ``graph`` (Text2Cypher) when ``text2cypher`` options are given."""
 
     def __init__(
         self,
@@ -59,6 +61,7 @@ class GraphRag:
         options: GraphRagOptions | None = None,
         token_counter: TokenCounter | None = None,
         loaders: LoaderRegistry | None = None,
+        text2cypher: Text2CypherOptions | None = None,
     ) -> None:
         self.embedding_set = embedding_set
         self.embedder = embedder
@@ -112,6 +115,15 @@ class GraphRag:
         # Answers need a chat client; without one, retrieval still works.
         self.answers: AnswersService | None = (
             AnswersService(self.retriever, chat, options.answers) if chat is not None else None
+        )
+        # Text2Cypher runs model-written queries: off unless asked for, and never without a model.
+        if text2cypher is not None and chat is None:
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "text2cypher needs a chat client (GraphRag(chat=...))")
+        #: Questions about the graph (Text2Cypher); None unless ``text2cypher`` options were given.
+        self.graph: GraphQuestions | None = (
+            GraphQuestions(self.store, self.model, chat, text2cypher, ontology)
+            if text2cypher is not None and chat is not None
+            else None
         )
 
     async def connect(

@@ -180,14 +180,18 @@ class ChunkNode(AsyncStructuredNode):
 
 
 class IngestionRunNode(AsyncStructuredNode):
-    """One ingestion call: Running, then Completed or Failed, with its counts."""
+    """One ingestion call: Running, then Completed or Failed, with its counts.
+
+    An entity-resolution merge is recorded as a run too: ``settingsFingerprint`` starts with
+    ``merge:``, its status is Completed, then Undone once undone (``graphrag_orm.resolution``).
+    """
 
     __abstract_node__ = True
 
     uid = StringProperty(unique_index=True, required=True, db_property="id")
     started_at = DateTimeNeo4jFormatProperty(required=True, db_property="startedAt")
     completed_at = DateTimeNeo4jFormatProperty(db_property="completedAt")
-    status = StringProperty(required=True, choices={s: s for s in ("Running", "Completed", "Failed")})
+    status = StringProperty(required=True, choices={s: s for s in ("Running", "Completed", "Failed", "Undone")})
     settings_fingerprint = StringProperty(required=True, db_property="settingsFingerprint")
     documents_ingested = IntegerProperty(default=0, db_property="documentsIngested")
     documents_unchanged = IntegerProperty(default=0, db_property="documentsUnchanged")

@@ -2,7 +2,9 @@
 
 Span names are the reference's (``GraphRag.Ingest``, ``GraphRag.Document``,
 ``GraphRag.Embed``, ``GraphRag.Extract``, ``GraphRag.Write``, ``GraphRag.Retrieve``,
-``GraphRag.Answer``, ``GraphRag.Rewrite``, ``GraphRag.Remove``, ``GraphRag.Tool``). Attributes are restricted to an allow-list
+``GraphRag.Answer``, ``GraphRag.Rewrite``, ``GraphRag.Remove``, ``GraphRag.Tool``), and
+``GraphRag.GraphAsk``, ``GraphRag.Merge``, ``GraphRag.UndoMerge``, ``GraphRag.Evaluate``,
+``GraphRag.Adopt``, ``GraphRag.Reembed``: :class:`SpanName`. Attributes are restricted to an allow-list
 of names whose values are ids (hashes), counts, statuses, codes and durations: never
 document text, questions, quotes, prompts, paths or URIs. A failure sets the span's
 status to its error code, never an exception message.
@@ -33,6 +35,16 @@ class SpanName(StrEnum):
     REWRITE = "GraphRag.Rewrite"
     REMOVE = "GraphRag.Remove"
     TOOL = "GraphRag.Tool"
+    #: A graph question (Text2Cypher): the model call, the gates and the sandboxed read.
+    GRAPH_ASK = "GraphRag.GraphAsk"
+    #: One entity-resolution merge, or its undo.
+    MERGE = "GraphRag.Merge"
+    UNDO_MERGE = "GraphRag.UndoMerge"
+    #: One evaluation run over a file of cases.
+    EVALUATE = "GraphRag.Evaluate"
+    #: Adopting a graph another library wrote (apply or undo), and a re-embedding backfill page.
+    ADOPT = "GraphRag.Adopt"
+    REEMBED = "GraphRag.Reembed"
 
 
 #: The only attribute names spans may carry; each holds an id, count, code, status or timing.
@@ -74,6 +86,14 @@ ALLOWED_ATTRIBUTES = frozenset(
         "graphrag.elapsed_ms",
         #: An agent tool's name: one of the four tools, or "unknown" (never the name an agent sent).
         "graphrag.tool",
+        # --- text2cypher (issue 14)
+        "graphrag.rows",
+        # --- resolution (issue 14)
+        "graphrag.merges",
+        # --- evaluation (issue 16)
+        "graphrag.cases",
+        # --- adoption (issue 15)
+        # --- reembedding (issue 15)
     }
 )
 

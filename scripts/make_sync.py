@@ -60,7 +60,10 @@ CONTEXT_METHODS = {"__aenter__": "__enter__", "__aexit__": "__exit__"}
 #: These must be found, so a change in the facade's shape never silently drops one.
 REQUIRED_SERVICES = ("ingestion", "retriever", "answers", "maintenance")
 #: Why an attribute may be None, for the error its property raises.
-NONE_REASONS = {"answers": "answers need a chat client (GraphRag(chat=...))"}
+NONE_REASONS = {
+    "answers": "answers need a chat client (GraphRag(chat=...))",
+    "graph": "graph questions are off until enabled (GraphRag(text2cypher=Text2CypherOptions()))",
+}
 ASYNC_ITERABLES = frozenset(
     {
         ("collections.abc", "AsyncIterator"),

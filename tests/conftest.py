@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,6 +14,12 @@ from graphrag_orm.store.connection import ConnectionSettings, open_driver
 from graphrag_orm.store.neomodel import attach_neomodel, detach_neomodel
 from tests.database import claim_database, drop_all_schema, suite_connection_settings, wipe_data
 from tests.support.fixtures import openai_server  # noqa: F401  (the loopback model server)
+
+# The suite never reaches a provider: offline mode and no key, for this process and every
+# subprocess it starts, unless a test sets its own (monkeypatch, or a subprocess's env).
+os.environ["GRAPHRAG_MODEL_MODE"] = "offline"
+for _variable in ("OPENAI_API_KEY", "GRAPHRAG_PROVIDER", "GRAPHRAG_RECORDINGS", "GRAPHRAG_MAX_CALLS"):
+    os.environ.pop(_variable, None)
 
 
 @pytest.fixture(scope="session")

@@ -263,6 +263,7 @@ async def main(arguments: argparse.Namespace) -> dict[str, Any]:
 
             port = _free_port()
             environment = {key: value for key, value in os.environ.items() if key not in OFFLINE}
+            environment["GRAPHRAG_MODEL_MODE"] = "offline"  # the stand-ins it measures, whatever the shell names
             command = [str(REPO / ".venv" / "bin" / "graphrag-orm"), "serve", "--port", str(port), "--no-explorer"]
             SCRATCH.mkdir(parents=True, exist_ok=True)
             server_log = (SCRATCH / "serve-stderr.log").open("wb")

@@ -3,8 +3,9 @@
 Run it when Neo4j is running and migrated (``make migrate``):
 ``.venv/bin/python examples/quickstart/demo.py``. (``make demo`` runs the recall wiki,
 examples/recall/run.py, on a server of its own.) Offline by default
-(labelled stand-ins); with OPENAI_API_KEY set, answers come from GRAPHRAG_CHAT_MODEL
-(default gpt-4.1-mini).
+(labelled stand-ins, whatever keys are set); GRAPHRAG_MODEL_MODE=live with GRAPHRAG_PROVIDER
+answers with GRAPHRAG_CHAT_MODEL (default gpt-4.1-mini); replay and record use recordings
+(see graphrag_orm.environment).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rich.console import Console
 from graphrag_orm.answers import AnswerExport, Disposition
 from graphrag_orm.cli.ask import show_answer
 from graphrag_orm.environment import graphrag_from_env
+from graphrag_orm.errors import GraphRagError
 from graphrag_orm.sources import Sources
 
 HERE = Path(__file__).resolve().parent
@@ -30,7 +32,11 @@ console = Console(highlight=False)
 
 
 async def main() -> int:
-    rag, choice = graphrag_from_env()
+    try:
+        rag, choice = graphrag_from_env()
+    except GraphRagError as error:
+        console.print(f"[red]error[/] {error.message} ({error.code})")
+        return 2
     console.print(f"[bold]embedder[/] {choice.embedder_label}")
     console.print(f"[bold]chat[/]     {choice.chat_label}\n")
     await rag.connect()

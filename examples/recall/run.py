@@ -9,8 +9,8 @@ the embedder is the local model when the ``local`` extra is installed
 (``graphrag_orm.embeddings.LocalEmbedder``), else the HashingEmbedder stand-in (set
 GRAPHRAG_DEMO_EMBEDDER=hashing to force it); extraction and the answers are replies
 written by hand (examples/recall/bikes.py), checked and grounded exactly as a model's
-would be. With OPENAI_API_KEY (or OPENAI_BASE_URL) set, a real model
-(GRAPHRAG_CHAT_MODEL, default gpt-4.1-mini) extracts and answers instead.
+would be. Another GRAPHRAG_MODEL_MODE (live, replay, record: see graphrag_orm.environment)
+extracts and answers with the client it names instead; OPENAI_API_KEY alone changes nothing.
 
 It can run any number of times: the second run finds the wiki unchanged. Exit code 0
 when the graph route's answer is complete and every citation holds, and the refusal is
@@ -46,11 +46,12 @@ from examples.recall.bikes import (  # noqa: E402
     extraction_reply,
 )
 from graphrag_orm.answers import Answer, AnswerExport, Disposition  # noqa: E402
-from graphrag_orm.chat import ChatClient, OpenAIChat, ScriptedChat  # noqa: E402
+from graphrag_orm.chat import ChatClient, ScriptedChat  # noqa: E402
 from graphrag_orm.cli.ask import show_answer  # noqa: E402
 from graphrag_orm.codes import ErrorCode  # noqa: E402
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder  # noqa: E402
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET  # noqa: E402
+from graphrag_orm.environment import ModelMode, chat_from_env  # noqa: E402
 from graphrag_orm.errors import GraphRagError  # noqa: E402
 from graphrag_orm.facade import GraphRag  # noqa: E402
 from graphrag_orm.ingestion import IngestionOptions  # noqa: E402
@@ -147,10 +148,10 @@ def chain_for(embedding_set: EmbeddingSet) -> Chain:
 
 
 def models() -> tuple[ChatClient, ChatClient, str]:
-    if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
-        model = os.environ.get("GRAPHRAG_CHAT_MODEL", "gpt-4.1-mini")
-        chat = OpenAIChat(model)
-        return chat, chat, model
+    """Offline (the default): the replies written by hand; another GRAPHRAG_MODEL_MODE: the client it names."""
+    chat, label, mode = chat_from_env()
+    if mode != ModelMode.OFFLINE:
+        return chat, chat, label
     label = "replies written by hand (stand-in: no model)"
     return ScriptedChat(extraction_reply), ScriptedChat(careful_answer_reply), label
 

@@ -6,7 +6,20 @@ from importlib import metadata
 
 import typer
 
-from graphrag_orm.cli import ask, catalog, ingest, maintain, mcp, migrations, neo4j, serve
+from graphrag_orm.cli import (
+    ask,
+    catalog,
+    evaluate,
+    graph,
+    ingest,
+    maintain,
+    mcp,
+    migrations,
+    neo4j,
+    reembed,
+    resolve,
+    serve,
+)
 from graphrag_orm.cli._common import error_line, errors
 from graphrag_orm.errors import GraphRagError
 
@@ -51,6 +64,10 @@ for _listing in (catalog.documents, catalog.runs, catalog.show):
     app.command(_listing.__name__)(_listing)
 app.command("serve")(serve.serve)
 app.command("mcp")(mcp.mcp)
+app.add_typer(graph.app, name="graph")
+app.add_typer(resolve.app, name="resolve")
+app.add_typer(reembed.app, name="reembed")
+app.command("eval")(evaluate.evaluate)
 
 
 def main() -> None:

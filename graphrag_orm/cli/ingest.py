@@ -53,7 +53,7 @@ def _unreachable(receipt: IngestionReceipt) -> None:
         errors.print(
             f"[bold red]error[/] the model endpoint is not reachable: {failed} document{'' if failed == 1 else 's'} "
             "not ingested; check "
-            f"OPENAI_BASE_URL, or unset it and OPENAI_API_KEY for the offline stand-ins [dim]({ErrorCode.MODEL_UNREACHABLE})[/]"
+            f"OPENAI_BASE_URL, or set GRAPHRAG_MODEL_MODE=offline for the offline stand-ins [dim]({ErrorCode.MODEL_UNREACHABLE})[/]"
         )
 
 
@@ -125,6 +125,8 @@ def ingest(
         f"{result.chunks_written} chunks, {result.embedding_calls} embedding calls in {result.elapsed_seconds:.1f} s "
         f"[dim]({choice.embedder_label})[/]"
     )
+    if chosen is not None:
+        console.print(f"[dim]extraction by {choice.chat_label}[/]")
     for limit in result.limits_reached:
         console.print(f"[yellow]limit reached[/] {limit.name} = {limit.value}")
     if result.retries.retries:

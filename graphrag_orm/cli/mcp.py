@@ -1,7 +1,7 @@
 """``graphrag-orm mcp [--transport stdio|http] [--host 127.0.0.1] [--port 8001] [--ontology NAME]``.
 
-Builds a ``GraphRag`` from the environment (as ``ask`` does: offline stand-ins unless a
-model is named), connects, and serves its agent tools over MCP until stopped: on stdin
+Builds a ``GraphRag`` from the environment (as ``ask`` does: offline stand-ins unless
+``GRAPHRAG_MODEL_MODE`` names another mode), connects, and serves its agent tools over MCP until stopped: on stdin
 and stdout, or as streamable HTTP at ``http://HOST:PORT/mcp``. Nothing is written to
 stdout but the protocol; status lines go to stderr. The ``mcp`` package (and uvicorn)
 are imported only here, when the command runs.

@@ -1,7 +1,7 @@
 """``graphrag-orm serve [--host 127.0.0.1] [--port 8000] [--prefix /graphrag] [--ontology NAME] [--no-explorer]``.
 
-Builds a ``GraphRag`` from the environment (offline stand-ins unless a model is named,
-as for ``ask``), binds the port, connects, and serves ``create_app``'s endpoints and
+Builds a ``GraphRag`` from the environment (offline stand-ins unless ``GRAPHRAG_MODEL_MODE``
+names another mode, as for ``ask``), binds the port, connects, and serves ``create_app``'s endpoints and
 explorer page with uvicorn until SIGINT or SIGTERM, then closes and exits 0. The port
 is bound and the database connected before the application starts, on the serving
 event loop, so a taken port or an unreachable database is one line with its code,

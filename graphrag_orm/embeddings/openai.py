@@ -100,7 +100,7 @@ def unreachable(error: BaseException, client: AsyncOpenAI, owner: str) -> ModelC
     return ModelCallFailed(
         ErrorCode.MODEL_UNREACHABLE,
         f"{owner}: the model endpoint {endpoint_of(client)} is not reachable ({failure}); check OPENAI_BASE_URL, "
-        "or unset it and OPENAI_API_KEY to use the offline stand-ins",
+        "or set GRAPHRAG_MODEL_MODE=offline to use the offline stand-ins",
         attempts=1,
         status=None,
     )

@@ -7,9 +7,10 @@ with ``timeout_seconds``, and at most ``max_rows`` rows are read (more is report
 ``$scopeDocumentIds`` (the resolved scope's documents, or null) besides its own
 parameters. Each row becomes one context item, JSON with sorted keys:
 
-- a node or relationship is the map of its properties, without any list property of
-  more than 32 items (embeddings); a list of more than 32 floats anywhere is replaced
-  by ``"(vector left out)"``;
+- values are made plain by the sandbox (:mod:`graphrag_orm.store.sandbox`): a node or
+  relationship is the map of its properties without the embedding and without any numeric
+  list property of more than 32 items; a list of more than 32 numbers with a fractional
+  one is replaced by ``"(vector left out)"`` anywhere; dates, times and durations are ISO text;
 - a list keeps its first 1,000 items and a string its first 10,000 characters; when
   either is cut, ``ExpansionListItems`` or ``ExpansionText`` is reported in
   ``limits_reached``: nothing is cut silently.

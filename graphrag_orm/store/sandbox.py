@@ -17,12 +17,20 @@ Text2Cypher), in order, each refusal a code of :class:`~graphrag_orm.errors.Quer
    the query itself went out (at BEGIN or EXPLAIN, as after a server restart) is tried
    once more on a fresh connection, since nothing ran.
 
-Every value becomes plain data: a node or relationship is the map of its properties
-without any list property of more than 32 items (embeddings); a list of more than 32
-floats anywhere becomes ``"(vector left out)"``; a list keeps ``max_list_items`` items
-and a string ``max_text_chars`` characters, and the result says which were cut, so the
-caller reports it. The driver reads a row whole before it is cut: the server's
-transaction memory limit bounds one huge row.
+Every value becomes plain JSON data: strings, numbers, booleans, null, lists and maps.
+Dates, times and durations become their ISO 8601 text
+(``2026-03-01``, ``10:15:30.000000000+02:00``, ``P1DT2H``), points the text Cypher's
+``toString`` gives (``point({x: 1.0, y: 2.0, crs: 'cartesian'})``) and a byte array
+``"(bytes left out)"``. A node or relationship is the map of its properties without the
+sandbox's ``left_out`` names (the chunk embedding's, ``embedding`` by default) and without
+any numeric list property of more than 32 items. Anywhere else, a list of more than 32
+numbers of which one has a fractional part (an embedding, whatever mix of int and float
+it holds) becomes ``"(vector left out)"``. A list keeps ``max_list_items`` items and a
+string ``max_text_chars`` characters, and the result says which were cut, so the caller
+reports it. The driver reads a row whole before it is cut: the server's transaction
+memory limit bounds one huge row. The row cap stops reading at ``max_rows`` and
+discards the rest without streaming it (``UNWIND range(1, 100000000) AS n RETURN n``
+returns its 50 rows in about 0.2 s).
 
 Never: a retry once the query went out, an auto-commit or WRITE transaction, a statement the gate refused, or
 the query's values in a message.
@@ -36,6 +44,8 @@ from typing import Any
 
 from neo4j.exceptions import ClientError, DriverError, Neo4jError
 from neo4j.graph import Node, Path, Relationship
+from neo4j.spatial import Point
+from neo4j.time import Date, DateTime, Duration, Time
 from pydantic import Field
 
 from graphrag_orm.codes import ErrorCode
@@ -44,15 +54,19 @@ from graphrag_orm.store.gate import CypherGate
 from graphrag_orm.store.store import Plan, Result, Store, StoreTransaction
 from graphrag_orm.values import Options
 
-__all__ = ["REFUSED_OPERATORS", "CypherSandbox", "SandboxLimits", "SandboxResult", "check_plan"]
+__all__ = ["DEFAULT_LEFT_OUT", "REFUSED_OPERATORS", "CypherSandbox", "SandboxLimits", "SandboxResult", "check_plan"]
 
 #: Plan operators a sandboxed query may not hold (and any ``Show...`` or ``Terminate...`` command).
 REFUSED_OPERATORS = frozenset(
     {"ProcedureCall", "LoadCSV", "TransactionApply", "TransactionForeach", "AdministrationCommand"}
 )
 _REFUSED_PREFIXES = ("Show", "Terminate")
-#: A numeric list longer than this is taken for an embedding and left out.
+#: A numeric list longer than this (with a fractional value, outside properties) is taken for an embedding.
 _VECTOR_ITEMS = 32
+#: Property names a node or relationship is returned without, unless the sandbox is told otherwise.
+DEFAULT_LEFT_OUT = frozenset({"embedding"})
+#: Cypher's names of the coordinate reference systems, by SRID.
+_CRS = {7203: "cartesian", 9157: "cartesian-3d", 4326: "wgs-84", 4979: "wgs-84-3d"}
 
 
 class SandboxLimits(Options):
@@ -84,35 +98,79 @@ class SandboxResult:
         return len(self.rows)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _numeric(values: list[Any]) -> bool:
+    """Every item is a number (never a bool)."""
+    return all(_is_number(v) for v in values)
+
+
+def _is_vector(values: list[Any]) -> bool:
+    """More than 32 numbers, one of them with a fractional part: an embedding, however it mixes int and float."""
+    return (
+        len(values) > _VECTOR_ITEMS
+        and _numeric(values)
+        and any(isinstance(v, float) and not v.is_integer() for v in values)
+    )
+
+
+def _point_text(point: Point) -> str:
+    """The text Cypher's ``toString`` gives a point: ``point({x: 1.0, y: 2.0, crs: 'cartesian'})``."""
+    axes = ", ".join(f"{axis}: {float(v)!r}" for axis, v in zip("xyz", point, strict=False))
+    return f"point({{{axes}, crs: '{_CRS.get(point.srid or 0, str(point.srid))}'}})"
+
+
 @dataclass
 class _Plain:
-    """Turns row values into plain data, remembering what it cut."""
+    """Turns row values into plain JSON data (the module's rules), remembering what it cut."""
 
     max_list_items: int
     max_text_chars: int
+    left_out: frozenset[str]
     lists_cut: bool = False
     texts_cut: bool = False
 
     def value(self, value: Any) -> Any:
-        if isinstance(value, list):
-            if len(value) > _VECTOR_ITEMS and all(isinstance(v, float) for v in value):
-                return "(vector left out)"
-            if len(value) > self.max_list_items:
-                self.lists_cut = True
-            return [self.value(v) for v in value[: self.max_list_items]]
+        if value is None or isinstance(value, bool | int | float):
+            return value
+        if isinstance(value, str):
+            if len(value) > self.max_text_chars:
+                self.texts_cut = True
+                return value[: self.max_text_chars]
+            return value
+        if isinstance(value, Point):  # a tuple: checked before lists
+            return _point_text(value)
+        if isinstance(value, Date | DateTime | Time | Duration):
+            return value.iso_format()
+        if isinstance(value, list | tuple):
+            return self.items(list(value))
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            return {str(k): self.value(v) for k, v in value.items()}
         if isinstance(value, Node | Relationship):
-            properties: dict[str, Any] = dict(value)
-            return {
-                k: self.value(v) for k, v in properties.items() if not (isinstance(v, list) and len(v) > _VECTOR_ITEMS)
-            }
+            return self.properties(value)
         if isinstance(value, Path):
             return {"nodes": [self.value(n) for n in value.nodes], "relationships": [self.value(r) for r in value]}
-        if isinstance(value, str) and len(value) > self.max_text_chars:
-            self.texts_cut = True
-            return value[: self.max_text_chars]
-        return value
+        if isinstance(value, bytes | bytearray):
+            return "(bytes left out)"
+        return str(value)  # pragma: no cover (the driver returns no other type)
+
+    def items(self, values: list[Any]) -> Any:
+        if _is_vector(values):
+            return "(vector left out)"
+        if len(values) > self.max_list_items:
+            self.lists_cut = True
+        return [self.value(v) for v in values[: self.max_list_items]]
+
+    def properties(self, entity: Node | Relationship) -> dict[str, Any]:
+        """Its properties, without the left-out names and any numeric list of more than 32 items."""
+        kept: dict[str, Any] = {}
+        for key, v in dict(entity).items():
+            if key in self.left_out or (isinstance(v, list) and len(v) > _VECTOR_ITEMS and _numeric(v)):
+                continue
+            kept[key] = self.value(v)
+        return kept
 
 
 def _reason(error: BaseException) -> str:
@@ -137,6 +195,8 @@ class CypherSandbox:
     """Runs caller- or model-supplied Cypher through the gates the module's docstring lists."""
 
     gate: CypherGate = field(default_factory=CypherGate)
+    #: Property names left out of every node and relationship (the layout's chunk embedding).
+    left_out: frozenset[str] = DEFAULT_LEFT_OUT
 
     async def run(
         self,
@@ -185,6 +245,6 @@ class CypherSandbox:
                 raise QueryRefused(ErrorCode.QUERY_FAILED, f"the query failed ({_reason(error)})") from error
         else:  # pragma: no cover (the loop breaks or raises)
             raise AssertionError("unreachable")
-        plain = _Plain(limits.max_list_items, limits.max_text_chars)
+        plain = _Plain(limits.max_list_items, limits.max_text_chars, self.left_out)
         rows = tuple({key: plain.value(value) for key, value in record.items()} for record in result)
         return SandboxResult(result.keys, rows, result.truncated, plain.lists_cut, plain.texts_cut)

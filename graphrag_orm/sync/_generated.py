@@ -8,6 +8,7 @@ Twinned:
 - ``GraphRag.maintenance``: ``MaintenanceService`` as ``SyncMaintenanceService``
 - ``GraphRag.catalog``: ``CatalogService`` as ``SyncCatalogService``
 - ``GraphRag.answers``: ``AnswersService`` as ``SyncAnswersService``
+- ``GraphRag.graph``: ``GraphQuestions`` as ``SyncGraphQuestions``
 """
 
 from __future__ import annotations
@@ -46,10 +47,13 @@ if TYPE_CHECKING:
     from graphrag_orm.retrieval.service import Retriever
     from graphrag_orm.sources import Source
     from graphrag_orm.store import ConnectionSettings
+    from graphrag_orm.text2cypher.service import GraphQuestions
+    from graphrag_orm.text2cypher.values import GraphAnswer
 
 __all__ = [
     "SyncAnswersService",
     "SyncCatalogService",
+    "SyncGraphQuestions",
     "SyncGraphRag",
     "SyncIngestionService",
     "SyncMaintenanceService",
@@ -329,6 +333,24 @@ class SyncAnswersService:
         return self._runner.iterate(self._service.stream, question, history=history, options=options)
 
 
+class SyncGraphQuestions:
+    """``GraphQuestions`` with blocking calls, on the sync loop of the ``SyncGraphRag`` it came from."""
+
+    def __init__(self, service: GraphQuestions, runner: LoopThread) -> None:
+        self._service = service
+        self._runner = runner
+
+    def ask(self, question: str) -> GraphAnswer:
+        """The model's query for ``question`` and its rows, or a refusal with its reason.
+
+        Raises ``QuestionRefused`` (``empty-question``, ``question-too-long``,
+        ``invalid-question``) before any call, and whatever the chat client raises.
+
+        Runs ``GraphQuestions.ask`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.ask, question)
+
+
 class SyncGraphRag:
     """``GraphRag`` with blocking calls: one private event loop in a daemon thread runs them all.
 
@@ -379,6 +401,17 @@ class SyncGraphRag:
                 ErrorCode.INVALID_OPTION, "GraphRag.answers is None: answers need a chat client (GraphRag(chat=...))"
             )
         return SyncAnswersService(service, self._runner)
+
+    @property
+    def graph(self) -> SyncGraphQuestions:
+        """``GraphRag.graph``, blocking; ``ConfigurationError`` when it is None."""
+        service = self._rag.graph
+        if service is None:
+            raise ConfigurationError(
+                ErrorCode.INVALID_OPTION,
+                "GraphRag.graph is None: graph questions are off until enabled (GraphRag(text2cypher=Text2CypherOptions()))",
+            )
+        return SyncGraphQuestions(service, self._runner)
 
     def connect(
         self,

@@ -17,6 +17,7 @@ from tests.e2e.test_cli import QUICKSTART, cli
 
 PASSWORD = "pw-that-must-never-show-7f3a"
 API_KEY = "sk-key-that-must-never-show-9c1e"
+LIVE = {"GRAPHRAG_MODEL_MODE": "live", "GRAPHRAG_PROVIDER": "openai-compatible"}
 
 
 def _closed_port() -> int:
@@ -68,7 +69,11 @@ def test_an_unreachable_chat_endpoint_is_model_unreachable_at_the_first_call(gra
     cli("ingest", str(QUICKSTART), check=True)
     endpoint = f"http://127.0.0.1:{_closed_port()}/v1"
     line = _refused(
-        cli("ask", "How many items can a member borrow?", env={"OPENAI_BASE_URL": endpoint, "OPENAI_API_KEY": API_KEY}),
+        cli(
+            "ask",
+            "How many items can a member borrow?",
+            env={**LIVE, "OPENAI_BASE_URL": endpoint, "OPENAI_API_KEY": API_KEY},
+        ),
         "model-unreachable",
         API_KEY,
     )
@@ -78,6 +83,7 @@ def test_an_unreachable_chat_endpoint_is_model_unreachable_at_the_first_call(gra
 def test_an_unreachable_embedding_endpoint_is_model_unreachable_for_search_and_ingest(graph: None) -> None:
     # The offline set's name and size with a real client: the toolkit's own vector index fits it.
     real = {
+        **LIVE,
         "OPENAI_BASE_URL": f"http://127.0.0.1:{_closed_port()}/v1",
         "OPENAI_API_KEY": API_KEY,
         "GRAPHRAG_EMBEDDING_MODEL": "graphrag-orm/hashing-v1",

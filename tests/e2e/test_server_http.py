@@ -582,7 +582,13 @@ def test_graphrag_orm_serve_answers_over_http_and_stops_cleanly(corpus: None, op
     environment = {**os.environ, "COLUMNS": "160"}
     for name in ("GRAPHRAG_EMBEDDING_MODEL", "GRAPHRAG_EMBEDDING_DIMENSIONS"):
         environment.pop(name, None)
-    environment.update(OPENAI_BASE_URL=openai_server.url, OPENAI_API_KEY="test-key", GRAPHRAG_CHAT_MODEL="test-model")
+    environment.update(
+        GRAPHRAG_MODEL_MODE="live",
+        GRAPHRAG_PROVIDER="openai-compatible",
+        OPENAI_BASE_URL=openai_server.url,
+        OPENAI_API_KEY="test-key",
+        GRAPHRAG_CHAT_MODEL="test-model",
+    )
     process = subprocess.Popen(
         [CLI, "serve", "--port", str(port), "--prefix", "/api", "--no-explorer"],
         cwd=ROOT,

@@ -22,3 +22,15 @@ def use(rag: GraphRag) -> None:
         assert_type(sync_rag.maintenance.check(), HealthReport)
         # Arguments are checked too: the retrieval's options are keyword-only (an unused ignore fails).
         sync_rag.answers.answer("q", RetrievalOptions())  # type: ignore[call-arg, arg-type]
+
+
+def ask_the_graph(rag: GraphRag) -> None:
+    """``rag.sync().graph`` (Text2Cypher) is typed: the answer, its rows and its refusal."""
+    from graphrag_orm.codes import GraphRefusal
+    from graphrag_orm.text2cypher import GraphAnswer
+
+    answer = rag.sync().graph.ask("How many bulletins are there?")
+    assert_type(answer, GraphAnswer)
+    assert_type(answer.refusal, GraphRefusal | None)
+    assert_type(answer.answered, bool)
+    rag.sync().graph.ask(question=1)  # type: ignore[arg-type]

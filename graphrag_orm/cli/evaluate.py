@@ -1,0 +1,92 @@
+"""``graphrag-orm eval cases.jsonl [--json] [--html FILE] [--compare OTHER.json] [--k 10]`` (issue 16).
+
+Runs the cases against the graph the environment names (``graphrag_from_env``: offline
+stand-ins unless a model is named), with rich progress on stderr, then prints the
+table (or, with ``--json``, the :class:`~graphrag_orm.evaluation.EvaluationReport` on
+stdout). The exit code is 0 when the run completed, whatever the metrics say; 1 with
+one line on stderr for a coded error (a bad cases file, a bad report to compare with,
+no database, ``missing-extra`` for ``--html`` without matplotlib).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from graphrag_orm.cli._common import OntologyOption, console, fail, load_ontology, require_extra, run
+from graphrag_orm.codes import ErrorCode
+from graphrag_orm.environment import graphrag_from_env
+from graphrag_orm.errors import GraphRagError
+from graphrag_orm.evaluation import (
+    EvalCase,
+    EvaluationReport,
+    Evaluator,
+    compare_reports,
+    load_cases,
+    load_report,
+    render_table,
+    write_html,
+)
+from graphrag_orm.evidence import Route
+from graphrag_orm.facade import GraphRag
+
+__all__ = ["evaluate"]
+
+_progress_console = Console(stderr=True, highlight=False)
+
+
+async def _run(
+    rag: GraphRag, cases: tuple[EvalCase, ...], k: int, concurrency: int, max_cases: int
+) -> EvaluationReport:
+    await rag.connect()
+    try:
+        retrieval = rag.retriever.options
+        if rag.ontology is not None:  # the graph route needs the ontology's things
+            retrieval = retrieval.model_copy(update={"routes": retrieval.routes | {Route.GRAPH}})
+        evaluator = Evaluator(rag, retrieval=retrieval, k=k, concurrency=concurrency, max_cases=max_cases)
+        columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=_progress_console, transient=True) as progress:
+            task = progress.add_task("cases", total=min(len(cases), max_cases))
+            return await evaluator.run(cases, on_case=lambda _: progress.advance(task))
+    finally:
+        await rag.close()
+
+
+def evaluate(
+    cases_file: Path = typer.Argument(..., metavar="CASES.jsonl", help="The cases: one JSON object a line."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout instead of the table."),
+    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file."),
+    compare: Path | None = typer.Option(
+        None, "--compare", help="A report written by --json earlier: show the change per metric and per case."
+    ),
+    k: int = typer.Option(10, "--k", min=1, max=128, help="Items retrieved per case; the k of recall@k and MRR."),
+    concurrency: int = typer.Option(1, "--concurrency", min=1, max=8, help="Cases answered at once (1 to 8)."),
+    max_cases: int = typer.Option(1_000, "--max-cases", min=1, max=10_000, help="The most cases run (the first)."),
+    ontology: str | None = OntologyOption,
+) -> None:
+    """Run the evaluation cases: citation validity, abstention, coverage, recall@k, MRR."""
+    if html is not None:
+        require_extra("eval --html", "eval", "matplotlib")
+    try:
+        cases = load_cases(cases_file)
+        baseline = load_report(compare) if compare is not None else None
+        rag = graphrag_from_env(ontology=load_ontology(ontology))[0]
+    except GraphRagError as error:
+        fail(error.message, error.code)
+    report = run(_run(rag, cases, k, concurrency, max_cases))
+    comparison = compare_reports(report, baseline) if baseline is not None else None
+    if as_json:
+        typer.echo(report.model_dump_json(by_alias=True, indent=2))
+    else:
+        render_table(report, console, comparison)
+    if html is not None:
+        try:
+            write_html(report, html, compare=baseline)
+        except GraphRagError as error:
+            fail(error.message, error.code)
+        except OSError as error:
+            fail(f"cannot write {html}: {error.strerror or type(error).__name__}", ErrorCode.INVALID_OPTION)
+        (_progress_console if as_json else console).print(f"[dim]wrote {html}[/]")

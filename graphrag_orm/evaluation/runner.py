@@ -1,0 +1,210 @@
+"""The evaluator: run each case through retrieval and answers, check its citations, score it.
+
+``Evaluator(rag, k=10).run(cases)`` asks each case's question once through
+``rag.answers`` (retrieval then the answer, so the answer sees exactly the evidence
+that is scored), reads each citation's stored bytes back through
+:class:`~graphrag_orm.evaluation.stored.StoredChunks`, and scores the case
+(:mod:`graphrag_orm.evaluation.metrics`). Without answers (a facade without a chat
+client, or ``answerer=None``) only retrieval is measured: outcome ``retrieved``.
+
+What a caller may rely on:
+
+- ``k`` (1 to 128, default 10) is the retrieval's ``max_items`` for every case, and the
+  k of recall@k and MRR; the rest of the retrieval options are the retriever's own
+  (or ``retrieval=``). A byte budget that keeps fewer items is reported per case.
+- At most ``max_cases`` (1 to 10,000, default 1,000) cases run, the first ones; more is
+  reported as ``MaxCases`` in ``limits_reached``. Cases run in ``concurrency`` lanes
+  (1 to 8, default 1); the report keeps the file's order.
+- A case whose retrieval or answer raises a coded error (``GraphRagError``: a question
+  too long, a failed read) is reported with outcome ``error`` and its code, and the run
+  goes on. Any other exception ends the run.
+- Nothing is written to the database. One span, ``GraphRag.Evaluate``, carries the
+  number of cases only; the services' own spans nest under it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from pydantic import Field
+
+from graphrag_orm.answers import Answer
+from graphrag_orm.codes import ErrorCode, LimitName
+from graphrag_orm.errors import ConfigurationError, GraphRagError
+from graphrag_orm.evaluation.cases import EvalCase
+from graphrag_orm.evaluation.metrics import score_case, totals
+from graphrag_orm.evaluation.stored import StoredChunks, StoredText, check_citations
+from graphrag_orm.evaluation.values import (
+    CaseOutcome,
+    CaseResult,
+    CitationCheck,
+    ClientLabel,
+    EvaluationReport,
+    EvaluationSettings,
+    RunLabels,
+)
+from graphrag_orm.evidence import Evidence
+from graphrag_orm.retrieval.options import RetrievalOptions
+from graphrag_orm.tracing import SpanName, span
+from graphrag_orm.values import Limit, Options
+
+if TYPE_CHECKING:
+    from graphrag_orm.facade import GraphRag
+
+__all__ = ["DEFAULT_MAX_CASES", "MAX_CASES", "Answerer", "EvaluationOptions", "Evaluator", "EvidenceRetriever"]
+
+DEFAULT_MAX_CASES: Final = 1_000
+MAX_CASES: Final = 10_000
+
+
+class EvidenceRetriever(Protocol):
+    """What the evaluator retrieves through (``Retriever``, ``InMemoryRetriever``)."""
+
+    @property
+    def options(self) -> RetrievalOptions: ...
+
+    async def retrieve(self, question: str, options: RetrievalOptions | None = None) -> Evidence: ...
+
+
+class Answerer(Protocol):
+    """What the evaluator answers through (``AnswersService``): retrieval and the answer in one call."""
+
+    async def answer(self, question: str, *, options: RetrievalOptions | None = None) -> Answer: ...
+
+
+class EvaluationOptions(Options):
+    """The evaluator's bounds; a value outside them is ``ConfigurationError("invalid-option")``."""
+
+    k: int = Field(10, ge=1, le=128, strict=True, description="items retrieved per case, the k of recall@k and MRR")
+    concurrency: int = Field(1, ge=1, le=8, strict=True, description="cases answered at once")
+    max_cases: int = Field(DEFAULT_MAX_CASES, ge=1, le=MAX_CASES, strict=True, description="the most cases run")
+
+
+def label_of(client: Any) -> ClientLabel:
+    """A client's ``label`` (or its class and ``model``), and its ``is_stand_in`` flag."""
+    label = getattr(client, "label", None)
+    if not isinstance(label, str):
+        model = getattr(client, "model", None)
+        label = f"{type(client).__name__} ({model})" if isinstance(model, str) else type(client).__name__
+    return ClientLabel(label=label, stand_in=bool(getattr(client, "is_stand_in", False)))
+
+
+class Evaluator:
+    """Runs evaluation cases on a connected ``GraphRag``, or on a retriever, an answerer and a stored-text reader."""
+
+    def __init__(
+        self,
+        rag: GraphRag | None = None,
+        *,
+        retriever: EvidenceRetriever | None = None,
+        answerer: Answerer | None = None,
+        stored: StoredText | None = None,
+        retrieval: RetrievalOptions | None = None,
+        labels: RunLabels | None = None,
+        k: int = 10,
+        concurrency: int = 1,
+        max_cases: int = DEFAULT_MAX_CASES,
+    ) -> None:
+        self.options = EvaluationOptions(k=k, concurrency=concurrency, max_cases=max_cases)
+        if rag is not None:
+            if retriever is not None or answerer is not None or stored is not None:
+                raise ConfigurationError(ErrorCode.INVALID_OPTION, "Evaluator: give a GraphRag or its parts, not both")
+            retriever, answerer = rag.retriever, rag.answers
+            stored = StoredChunks(rag.store, rag.model)
+            labels = labels or RunLabels(
+                retriever=ClientLabel(label="Retriever (Neo4j indexes)", stand_in=False),
+                embedder=label_of(rag.embedder),
+                chat=label_of(rag.chat) if rag.answers is not None else None,
+                embedding_set=rag.embedding_set.id,
+            )
+        if retriever is None:
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "Evaluator: give a GraphRag or a retriever")
+        if stored is None and isinstance(retriever, StoredText):
+            stored = retriever
+        if answerer is not None and stored is None:
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "Evaluator: answers need a stored-text reader (stored=)")
+        self.retriever = retriever
+        self.answerer = answerer
+        self.stored = stored
+        self.retrieval = (retrieval or retriever.options).model_copy(update={"max_items": self.options.k})
+        self.labels = labels or RunLabels(
+            retriever=label_of(retriever),
+            embedder=label_of(getattr(retriever, "embedder")) if hasattr(retriever, "embedder") else None,  # noqa: B009
+            chat=label_of(getattr(answerer, "chat", answerer)) if answerer is not None else None,
+        )
+
+    async def run(
+        self, cases: Sequence[EvalCase], *, on_case: Callable[[CaseResult], None] | None = None
+    ) -> EvaluationReport:
+        """Every case's metrics and the totals; ``on_case`` is called as each case finishes (any order)."""
+        began, started_at = time.monotonic(), datetime.now(UTC)
+        selected = list(cases[: self.options.max_cases])
+        cut = (Limit(name=LimitName.MAX_CASES, value=self.options.max_cases),) if len(cases) > len(selected) else ()
+        results: list[CaseResult | None] = [None] * len(selected)
+        pending = iter(enumerate(selected))
+
+        async def lane() -> None:
+            for index, case in pending:
+                results[index] = await self._case(case, index)
+                if on_case is not None:
+                    on_case(results[index])  # type: ignore[arg-type]
+
+        with span(SpanName.EVALUATE, cases=len(selected)):
+            try:
+                async with asyncio.TaskGroup() as lanes:
+                    for _ in range(min(self.options.concurrency, max(len(selected), 1))):
+                        lanes.create_task(lane())
+            except BaseExceptionGroup as group:  # the lane's own exception, not a group of one
+                raise group.exceptions[0] from None
+        done = [result for result in results if result is not None]
+        seconds = time.monotonic() - began
+        return EvaluationReport(
+            started_at=started_at,
+            seconds=round(seconds, 6),
+            labels=self.labels,
+            settings=self._settings(),
+            cases=tuple(done),
+            totals=totals(done, seconds),
+            limits_reached=cut,
+        )
+
+    def _settings(self) -> EvaluationSettings:
+        return EvaluationSettings(
+            k=self.options.k,
+            concurrency=self.options.concurrency,
+            max_cases=self.options.max_cases,
+            routes=tuple(sorted(route.value for route in self.retrieval.routes)),
+            max_utf8_bytes=self.retrieval.max_utf8_bytes,
+        )
+
+    async def _case(self, case: EvalCase, index: int) -> CaseResult:
+        began = time.monotonic()
+        try:
+            answer: Answer | None = None
+            checks: tuple[CitationCheck, ...] = ()
+            if self.answerer is not None:
+                answer = await self.answerer.answer(case.question, options=self.retrieval)
+                evidence = answer.evidence
+                if answer.citations:
+                    assert self.stored is not None  # __init__ refuses answers without a reader
+                    stored = await self.stored.chunks([citation.chunk_id for citation in answer.citations])
+                    checks = check_citations(answer.citations, stored)
+            else:
+                evidence = await self.retriever.retrieve(case.question, self.retrieval)
+        except GraphRagError as error:
+            return CaseResult(
+                id=case.id or str(index + 1),
+                question=case.question,
+                answerable=case.answerable,
+                required_phrases=case.required_phrases,
+                expected_documents=case.expected_documents,
+                outcome=CaseOutcome.ERROR,
+                error_code=error.code,
+                seconds=round(time.monotonic() - began, 6),
+            )
+        result = score_case(case, evidence, answer, checks, k=self.options.k, seconds=time.monotonic() - began)
+        return result if case.id else result.model_copy(update={"id": str(index + 1)})

@@ -1,0 +1,157 @@
+"""The graph question's request (instructions, schema block, question block), its reply schema and reader.
+
+The request is a pure function of the question, the schema text and the output bound,
+so a recorded or scripted reply replays (:meth:`ChatRequest.fingerprint`). The question
+reaches the model as a JSON string in a ``<question>`` block
+(:func:`~graphrag_orm.chat.evidence_block.render_question`), so no question can close a
+block or open one of its own; the schema text holds only validated names.
+
+The reply's schema meets strict structured output's rules (one closed object, both
+fields required, each nullable)::
+
+    {"cypher": string|null, "insufficient": string|null}
+
+:func:`parse_graph_reply` also reads the two shapes of API.md section 7, absent keys
+read as ``null``: ``{"cypher": "..."}`` and ``{"insufficient": "..."}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from graphrag_orm.chat.base import ChatMessage, ChatRequest
+from graphrag_orm.chat.evidence_block import render_question
+
+__all__ = [
+    "GRAPH_INSTRUCTIONS",
+    "GRAPH_SCHEMA",
+    "GRAPH_SCHEMA_NAME",
+    "GraphReply",
+    "graph_request",
+    "parse_graph_reply",
+]
+
+GRAPH_SCHEMA_NAME: Final = "graph_query"
+"""``ChatRequest.schema_name`` of a graph question: a schema block and a question block."""
+
+GRAPH_INSTRUCTIONS: Final = """\
+You write one read-only Cypher query that answers a question about a Neo4j graph, or you say
+that the graph cannot answer it.
+
+The user message holds a <schema> block (the graph's labels, relationship types and
+properties) and a <question> block (one line of JSON: the question as a string).
+
+Reply with one JSON object: {"cypher": ..., "insufficient": ...}.
+
+When the graph can answer the question:
+- "cypher": one statement that only reads: MATCH, OPTIONAL MATCH, WHERE, WITH, UNWIND,
+  RETURN, ORDER BY, LIMIT, aggregations and CALL { } subqueries. Never CREATE, MERGE, SET,
+  DELETE, REMOVE, LOAD CSV, a procedure call (CALL name()), USE, SHOW, or a plugin's
+  function (apoc.*). No semicolon and no parameters ($name): write values as literals.
+- Use only the labels, relationship types, directions and properties of the schema.
+- Return named columns (RETURN b.name AS bike), the properties asked for rather than whole
+  nodes, in a stable order (ORDER BY) when the question lists things.
+- Compare names as the question writes them; use toLower(...) on both sides when the case
+  may differ.
+- "insufficient": null.
+
+When the schema holds nothing that answers the question (a property, a kind of thing or a
+relationship it does not have):
+- "cypher": null,
+- "insufficient": one sentence saying what the graph lacks.
+
+Never answer from your own knowledge, and never write the answer itself: the query's rows
+are the answer."""
+
+_NULLABLE_STRING: Final = {"type": ["string", "null"]}
+
+GRAPH_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"cypher": _NULLABLE_STRING, "insufficient": _NULLABLE_STRING},
+    "required": ["cypher", "insufficient"],
+    "additionalProperties": False,
+}
+"""The reply's JSON schema, strict-compatible (a closed object, both fields required and nullable)."""
+
+_KEYS: Final = frozenset(GRAPH_SCHEMA["properties"])
+
+
+def graph_request(question: str, schema: str, max_output_tokens: int) -> ChatRequest:
+    """The chat request for ``question`` over ``schema`` (the :func:`schema_text`), temperature 0.
+
+    Strict structured output with :data:`GRAPH_SCHEMA`, named :data:`GRAPH_SCHEMA_NAME`.
+    """
+    user = (
+        "Write one read-only Cypher query for the question, using only this schema.\n\n"
+        f"<schema>\n{schema.rstrip()}\n</schema>\n\n"
+        f"{render_question(question)}"
+    )
+    return ChatRequest(
+        messages=(ChatMessage(role="system", content=GRAPH_INSTRUCTIONS), ChatMessage(role="user", content=user)),
+        response_schema=GRAPH_SCHEMA,
+        schema_name=GRAPH_SCHEMA_NAME,
+        strict=True,
+        max_output_tokens=max_output_tokens,
+        temperature=0.0,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GraphReply:
+    """What a reply says: exactly one of ``cypher`` (non-blank, as written), ``declined`` or ``problem``."""
+
+    cypher: str | None = None
+    declined: str | None = None
+    problem: str | None = None
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _value in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate key")
+    return dict(pairs)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def parse_graph_reply(text: str, *, truncated: bool = False) -> GraphReply:
+    """Read a reply under these rules; never raises.
+
+    Unreadable (``problem`` set): a reply cut at the output limit (``truncated``); text
+    that is not one JSON value (whitespace around it is allowed; a Markdown fence is
+    not); a value that is not an object; an unknown or repeated key; a field that is
+    neither a string nor null; a string holding a lone surrogate; an object with neither
+    a non-blank ``cypher`` nor a non-blank ``insufficient``.
+
+    Declined: ``insufficient`` holds non-whitespace text, whatever else the reply says.
+    Otherwise ``cypher`` is the query, exactly as written (the gates judge it).
+    """
+    if truncated:
+        return GraphReply(problem="the reply was cut off at the output limit")
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except ValueError as error:  # JSONDecodeError is a ValueError, as is a repeated key
+        return GraphReply(problem="a key is repeated" if str(error) == "duplicate key" else "the reply is not JSON")
+    if not isinstance(value, dict):
+        return GraphReply(problem="the reply is not a JSON object")
+    unknown = set(value) - _KEYS
+    if unknown:
+        return GraphReply(problem=f"the reply has unknown keys ({len(unknown)})")
+    cypher, insufficient = value.get("cypher"), value.get("insufficient")
+    if not isinstance(cypher, str | None) or not isinstance(insufficient, str | None):
+        return GraphReply(problem="cypher and insufficient must be strings or null")
+    if not all(_utf8(s) for s in (cypher, insufficient) if s):
+        return GraphReply(problem="a string holds a lone surrogate")
+    if insufficient is not None and insufficient.strip():
+        return GraphReply(declined=insufficient)
+    if cypher is None or not cypher.strip():
+        return GraphReply(problem="the reply neither gives a query nor says the graph cannot answer")
+    return GraphReply(cypher=cypher)
