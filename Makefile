@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   the recall wiki: plain RAG misses a product, the graph route cites every link, a refusal, health
-#   make test   lint, types, and the unit, integration and e2e suites against a real Neo4j
+#   make test   lint, types, and the unit, integration, e2e and interop suites against a real Neo4j
 # and make eval evaluates the novel sample on its labelled questions (a table and an HTML report).
 # Neo4j: the project's local server (tools/neo4j) unless NEO4J_URI is set.
 
@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt pyproject.toml | sha256sum | cut -c1-12)
 UV_VERSION := 0.13.8
 
-.PHONY: venv neo4j neo4j-stop migrate demo eval test lint typecheck sync unit integration e2e lock wheel-check clean
+.PHONY: venv neo4j neo4j-stop migrate demo eval test lint typecheck sync unit integration e2e interop lock wheel-check clean
 
 $(STAMP): requirements/lock.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,8 +59,10 @@ sync: venv
 
 # The suite starts (or reuses) its own server on port 7688 (tools/neo4j/home-test)
 # unless NEO4J_URI is set; it owns that database and wipes it between tests.
+# Then the interop suite (tests/interop, in its own venv) on the same server.
 test: lint typecheck
-	$(BIN)/pytest -q -p no:cacheprovider tests
+	$(BIN)/pytest -q -p no:cacheprovider --ignore=tests/interop tests
+	@$(MAKE) --no-print-directory interop
 
 unit: venv
 	$(BIN)/pytest -q tests/unit
@@ -70,6 +72,12 @@ integration: venv
 
 e2e: venv
 	$(BIN)/pytest -q tests/e2e
+
+# Two stacks on one graph: neo4j-graphrag 1.22.0 (its own venv, .venv-interop, made by
+# scripts/setup_interop.sh) builds the graph, graphrag-orm adopts it, both read it.
+interop: venv
+	@bash scripts/setup_interop.sh
+	$(BIN)/pytest -q -p no:cacheprovider tests/interop
 
 lock: venv
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --generate-hashes -o requirements/lock.txt

@@ -115,6 +115,8 @@ class LimitName(StrEnum):
     MAX_CALLS = "MaxCalls"
     # --- adoption (issue 15)
     # --- reembedding (issue 15)
+    #: A re-embedding call stopped after its ``max_pages``; the next call resumes where it stopped.
+    MAX_PAGES = "MaxPages"
 
 
 class ErrorCode(StrEnum):
@@ -231,7 +233,25 @@ class ErrorCode(StrEnum):
     #: A sample's ``--fetch`` could not download its text (offline, or the site refused): nothing was ingested.
     FETCH_FAILED = "fetch-failed"
     # --- adoption (issue 15)
+    #: An adoption plan with blockers was not applied (``AdoptionPreview.blockers`` says which); nothing was written.
+    ADOPTION_BLOCKED = "adoption-blocked"
+    #: Blockers of an adoption (``AdoptionBlocker.code``), besides ``embedding-dimensions`` and the schema's
+    #: ``schema-missing``, ``schema-mismatch``, ``schema-conflict`` and ``equivalent-schema``.
+    CHUNK_WITHOUT_DOCUMENT = "chunk-without-document"
+    CHUNK_IN_SEVERAL_DOCUMENTS = "chunk-in-several-documents"
+    CHUNK_WITHOUT_INDEX = "chunk-without-index"
+    CHUNK_WITHOUT_TEXT = "chunk-without-text"
+    DOCUMENT_WITHOUT_PATH = "document-without-path"
+    DUPLICATE_PATH = "duplicate-path"
+    OWNED_BY_RUN = "owned-by-run"
+    PROPERTY_TAKEN = "property-taken"
     # --- reembedding (issue 15)
+    #: A re-embedding plan from an embedding set to the same set.
+    SAME_EMBEDDING_SET = "same-embedding-set"
+    #: The staging property is one the chunk already stores (its live vector, its text, ...).
+    STAGING_PROPERTY_IN_USE = "staging-property-in-use"
+    #: The new set's vector index would have the old index's name.
+    VECTOR_INDEX_IN_USE = "vector-index-in-use"
 
 
 class ProblemCode(StrEnum):

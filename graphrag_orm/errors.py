@@ -41,7 +41,9 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
     ├── MergeError                             merge-blocked, merge-failed (entity resolution)
     ├── UndoRefused                            run-not-found, already-undone, written-since, ontology-changed
     ├── EvaluationError                        invalid-cases, invalid-report, missing-extra
-    └── FetchFailed                            fetch-failed (a sample's download)
+    ├── FetchFailed                            fetch-failed (a sample's download)
+    ├── AdoptionError                          adoption-blocked, run-not-found (adopt mode)
+    └── ReembeddingError                       same-embedding-set, staging-property-in-use, ... (re-embedding)
 
 ``str(error)`` is ``"<message> [<code>]"``; ``error.code`` and ``error.message`` are
 the parts.
@@ -52,6 +54,7 @@ from __future__ import annotations
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 
 __all__ = [
+    "AdoptionError",
     "CallBudgetExceeded",
     "ChunkNotPlaced",
     "ConfigurationError",
@@ -76,6 +79,7 @@ __all__ = [
     "QuestionRefused",
     "RecordingMissing",
     "RecordingRefused",
+    "ReembeddingError",
     "RemovalConflict",
     "RetrievalFailed",
     "SchemaMismatch",
@@ -317,4 +321,16 @@ class FetchFailed(GraphRagError):
 
 # --- adoption (issue 15)
 
+
+class AdoptionError(GraphRagError):
+    """An adoption not done, the graph unchanged: ``adoption-blocked`` (the plan has blockers; its preview
+    names them) or ``run-not-found`` (an undo of an id that names no adoption run)."""
+
+
 # --- reembedding (issue 15)
+
+
+class ReembeddingError(GraphRagError):
+    """A re-embedding plan refused before anything was read or written: ``same-embedding-set``,
+    ``staging-property-in-use``, ``vector-index-in-use``, or ``embedding-dimensions`` (an embedder
+    whose vectors are not the new set's size)."""

@@ -20,6 +20,7 @@ from graphrag_orm.sources import clean_title
 from graphrag_orm.values import Limit, Value
 
 __all__ = [
+    "GROUNDING_PROPERTY",
     "ContextItem",
     "Evidence",
     "EvidenceItem",
@@ -32,6 +33,7 @@ __all__ = [
     "ScopeRoute",
     "ScopeStrategy",
     "ScopeTrace",
+    "leave_out_source_grounding",
     "leave_out_unset",
 ]
 
@@ -59,10 +61,34 @@ class Route(StrEnum):
 
 
 class Grounding(StrEnum):
-    """What a span is a span of: the source document's bytes, or only the stored chunk's."""
+    """What a span is a span of: the source document's bytes, or only the stored chunk's.
+
+    A chunk stores ``Chunk`` under :data:`GROUNDING_PROPERTY` when only its own text is
+    known (an adopted chunk no source file placed); no value means ``Source``.
+    """
 
     SOURCE = "Source"
     CHUNK = "Chunk"
+
+    @classmethod
+    def stored(cls, value: object) -> Grounding:
+        """The grounding a chunk's stored value names: ``Chunk`` only for ``"Chunk"``, else ``Source``."""
+        return cls.CHUNK if value == cls.CHUNK.value else cls.SOURCE
+
+
+#: The chunk property holding its grounding (written by adoption; absent on ingested chunks).
+GROUNDING_PROPERTY = "grounding"
+
+
+def leave_out_source_grounding(data: Any, info: SerializationInfo) -> Any:
+    """``data`` without ``grounding`` when it is ``Source``, in JSON mode only.
+
+    For views that named no grounding before chunk-grounded documents existed (search
+    passages, tool passages): their JSON for source-grounded documents stays as it was.
+    """
+    if info.mode_is_json() and isinstance(data, dict) and data.get("grounding") == Grounding.SOURCE.value:
+        del data["grounding"]
+    return data
 
 
 class RouteRank(Value):

@@ -94,6 +94,9 @@ ALLOWED_ATTRIBUTES = frozenset(
         "graphrag.cases",
         # --- adoption (issue 15)
         # --- reembedding (issue 15)
+        "graphrag.pages",
+        #: backfill, complete or cleanup.
+        "graphrag.phase",
     }
 )
 

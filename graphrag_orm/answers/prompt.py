@@ -18,12 +18,12 @@ read as ``null``: ``{"answer": "...", "citations": [...]}`` and
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Final
 
 from graphrag_orm.chat.base import ChatMessage, ChatRequest
 from graphrag_orm.chat.evidence_block import ANSWER_SCHEMA_NAME, render_evidence, render_question
+from graphrag_orm.chat.reply_json import is_utf8, read_object
 from graphrag_orm.evidence import Evidence
 
 __all__ = [
@@ -131,21 +131,6 @@ class ReplyReading:
     problem: str | None = None
 
 
-def _duplicate_keys_refused(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _value in pairs]
-    if len(set(keys)) != len(keys):
-        raise ValueError("duplicate key")
-    return dict(pairs)
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def parse_reply(text: str, *, truncated: bool = False) -> ReplyReading:
     """Read a reply under these rules; never raises.
 
@@ -163,15 +148,9 @@ def parse_reply(text: str, *, truncated: bool = False) -> ReplyReading:
     """
     if truncated:
         return ReplyReading(problem="the reply was cut off at the output limit")
-    try:
-        value = json.loads(text, object_pairs_hook=_duplicate_keys_refused)
-    except ValueError as error:  # JSONDecodeError is a ValueError, as is a duplicate key
-        return ReplyReading(problem=f"not JSON: {error}" if str(error) != "duplicate key" else "a key is repeated")
-    if not isinstance(value, dict):
-        return ReplyReading(problem="the reply is not a JSON object")
-    unknown = set(value) - _REPLY_KEYS
-    if unknown:
-        return ReplyReading(problem=f"unknown keys: {', '.join(sorted(unknown))}")
+    value = read_object(text, _REPLY_KEYS)
+    if isinstance(value, str):
+        return ReplyReading(problem=value)
     answer, citations, insufficient = value.get("answer"), value.get("citations"), value.get("insufficient")
     if not isinstance(answer, str | None) or not isinstance(insufficient, str | None):
         return ReplyReading(problem="answer and insufficient must be strings or null")
@@ -186,7 +165,7 @@ def parse_reply(text: str, *, truncated: bool = False) -> ReplyReading:
             return ReplyReading(problem="a citation's chunkId and quote must be strings")
         read.append(ReplyCitation(chunk_id, quote))
     strings = [s for s in (answer, insufficient, *(c.chunk_id for c in read), *(c.quote for c in read)) if s]
-    if not all(_utf8(s) for s in strings):
+    if not all(is_utf8(s) for s in strings):
         return ReplyReading(problem="a string holds a lone surrogate")
     if insufficient is not None and insufficient.strip():
         return ReplyReading(declined=insufficient)

@@ -36,6 +36,8 @@ DOCUMENT_ERROR_MESSAGES: dict[DocumentErrorCode, str] = {
     DocumentErrorCode.POSITION_NOT_RECOVERED: "a chunk's byte position could not be recovered",
     DocumentErrorCode.PDF_TIMEOUT: "reading the PDF took longer than allowed",
     DocumentErrorCode.MODEL_UNREACHABLE: "the model endpoint is not reachable (check OPENAI_BASE_URL)",
+    DocumentErrorCode.CALL_BUDGET_EXCEEDED: "record mode spent GRAPHRAG_MAX_CALLS; this document's call was not sent",
+    DocumentErrorCode.RECORDING_MISSING: "replay mode has no recording for this document's model call",
 }
 
 

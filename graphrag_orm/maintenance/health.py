@@ -6,7 +6,9 @@ index names or embedding-set ids, at most :data:`SAMPLE` of them, never text.
 - ``schema-missing``: an expected constraint or index is absent, or present with
   another definition; ``index-not-online``: present but not ONLINE.
 - ``missing-embedding``: chunks without a vector; ``mixed-embedding-sets``: chunks
-  whose vector comes from another embedding set (or names none).
+  whose vector comes from another embedding set (or names none), and chunks that carry
+  a re-embedding's staged vector beside their own (``<set id> (staged)``, from the first
+  backfilled page until ``complete()``; see :mod:`graphrag_orm.reembedding`).
 - ``orphans``: sections and chunks whose document is gone.
 - ``readback-mismatch``: a chunk whose text is not exactly as long, in UTF-8 bytes,
   as its span ``[startByte, endByte)``. Chunks of ASCII text whose length equals the

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphrag_orm.maintenance.scope_statements import orphan_chunk, orphan_section
+from graphrag_orm.reembedding.names import STAGED_SET_PROPERTY
 from graphrag_orm.store import StoredNames
 
 __all__ = ["HealthStatements"]
@@ -16,7 +17,9 @@ class HealthStatements:
 
     #: ``$sample``: ``chunks`` without a vector, ``documents`` they belong to, a ``sample`` of those.
     missing_embedding: str
-    #: ``$set``: ``other`` embedding set id (``(none)`` when unnamed) and its ``chunks``, by set.
+    #: ``$set``: ``other`` embedding set id (``(none)`` when unnamed) and its ``chunks``, by set: chunks
+    #: whose vector names another set, and chunks carrying a re-embedding's staged vector
+    #: (``<set id> (staged)``, until the re-embedding's ``complete()``).
     mixed_sets: str
     #: ``$sample``: orphan ``chunks`` and ``sections``, the ``documents`` they name, a ``sample`` of those.
     orphans: str
@@ -31,6 +34,7 @@ class HealthStatements:
         chunk = names.chunk
         label, key, doc = chunk.label, chunk.key, chunk.stored("document_id")
         embedding, set_id = chunk.stored("embedding"), chunk.stored("embedding_set_id")
+        staged = STAGED_SET_PROPERTY
         text, start, end = chunk.stored("text"), chunk.stored("start_byte"), chunk.stored("end_byte")
         section, section_doc = names.section.label, names.section.stored("document_id")
         lease, expires = names.lease, names.lease.stored("expires_at")
@@ -41,9 +45,11 @@ class HealthStatements:
                 f"collect(DISTINCT c.{doc})[0..$sample] AS sample"
             ),
             mixed_sets=(
-                f"MATCH (c:{label}) WHERE c.{embedding} IS NOT NULL "
-                f"AND (c.{set_id} IS NULL OR c.{set_id} <> $set) "
-                f"RETURN coalesce(c.{set_id}, '(none)') AS other, count(c) AS chunks ORDER BY other"
+                f"MATCH (c:{label}) WITH c, c.{embedding} IS NOT NULL "
+                f"AND (c.{set_id} IS NULL OR c.{set_id} <> $set) AS other_live "
+                f"WHERE other_live OR c.{staged} IS NOT NULL "
+                f"RETURN CASE WHEN other_live THEN coalesce(c.{set_id}, '(none)') "
+                f"ELSE c.{staged} + ' (staged)' END AS other, count(c) AS chunks ORDER BY other"
             ),
             orphans=(
                 f"CALL () {{ MATCH (c:{label}) WHERE {orphan_chunk(names)} RETURN 'chunk' AS kind, c.{doc} AS id "

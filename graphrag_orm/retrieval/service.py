@@ -344,6 +344,6 @@ def _item(
         score=score,
         routes=route_ranks(ranks),
         pages=_pages(document.get("pageStarts"), start, end),
-        grounding=Grounding.SOURCE,
+        grounding=Grounding.stored(chunk.get("grounding")),
         text_origin=document.get("textOrigin"),
     )

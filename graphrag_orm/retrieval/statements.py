@@ -20,7 +20,7 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from graphrag_orm.evidence import Route
+from graphrag_orm.evidence import GROUNDING_PROPERTY, Route
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.fusion import FUSE, hits_of
@@ -88,7 +88,13 @@ class RetrievalStatements:
 
     def _chunk(self, var: str) -> str:
         ch = self.names.chunk
-        return _project(var, {"id": ch.key, **{key: ch.stored(a) for key, a in CHUNK_FIELDS.items()}})
+        # grounding: absent (Source) on ingested chunks, "Chunk" on adopted ones no source placed.
+        fields = {
+            "id": ch.key,
+            **{key: ch.stored(a) for key, a in CHUNK_FIELDS.items()},
+            "grounding": GROUNDING_PROPERTY,
+        }
+        return _project(var, fields)
 
     @functools.cached_property
     def _document(self) -> str:

@@ -13,6 +13,7 @@ from typing import Final
 
 from graphrag_orm.catalog import MAX_CHUNK_LIMIT
 from graphrag_orm.errors import DocumentNotResolved
+from graphrag_orm.evidence import Grounding
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.retrieval.options import RetrievalOptions
 from graphrag_orm.retrieval.scope import ResolvedScope, Scope
@@ -102,6 +103,9 @@ class ServerReads:
             for span in detail.chunks
             if resolved is None or resolved.contains(document_id, span.start_byte, span.end_byte)
         )
+        grounded = await self.rag.store.read(
+            self.statements.chunk_grounded, {"id": detail.id, "chunk": Grounding.CHUNK.value}, name="server.grounding"
+        )
         return DocumentView(
             document_id=detail.id,
             source_uri=detail.source_uri,
@@ -115,6 +119,8 @@ class ServerReads:
             run_id=detail.run_id,
             chunks=chunks,
             limits_reached=detail.limits_reached,
+            grounding=Grounding.CHUNK if grounded.value("grounded", False) else Grounding.SOURCE,
+            text_origin=detail.text_origin,
         )
 
     async def _resolve(self, scope: Scope) -> ResolvedScope:

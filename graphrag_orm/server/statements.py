@@ -1,9 +1,10 @@
-"""The one read the endpoints add to the catalog's: documents listed inside a resolved scope."""
+"""The reads the endpoints add to the catalog's: documents listed inside a resolved scope, and a document's grounding."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphrag_orm.evidence import GROUNDING_PROPERTY
 from graphrag_orm.store import StoredNames
 
 __all__ = ["ServerStatements"]
@@ -16,6 +17,8 @@ class ServerStatements:
     #: Which of ``$ids`` are documents, the first ``$limit`` by source URI then id: ``id``,
     #: ``sourceUri``, ``title``, ``mediaType``, ``lengthBytes``, ``chunks``.
     documents_in: str
+    #: Whether document ``$id`` has chunks whose grounding is ``$chunk`` (adopted, chunk-grounded): ``grounded``.
+    chunk_grounded: str
 
     @classmethod
     def render(cls, names: StoredNames) -> ServerStatements:
@@ -28,5 +31,9 @@ class ServerStatements:
                 f"RETURN d.{key} AS id, d.{uri} AS sourceUri, d.{doc.stored('title')} AS title, "
                 f"d.{doc.stored('media_type')} AS mediaType, d.{doc.stored('length_bytes')} AS lengthBytes, "
                 f"COUNT {{ MATCH (c:{chunk.label}) WHERE c.{chunk.stored('document_id')} = d.{key} }} AS chunks"
-            )
+            ),
+            chunk_grounded=(
+                f"RETURN EXISTS {{ MATCH (c:{chunk.label}) WHERE c.{chunk.stored('document_id')} = $id "
+                f"AND c.{GROUNDING_PROPERTY} = $chunk }} AS grounded"
+            ),
         )

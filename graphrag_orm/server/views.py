@@ -10,7 +10,7 @@ from typing import Any, Final, Literal
 
 from pydantic import SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
-from graphrag_orm.evidence import EvidenceItem, PageStart, leave_out_unset
+from graphrag_orm.evidence import EvidenceItem, Grounding, PageStart, leave_out_source_grounding, leave_out_unset
 from graphrag_orm.values import Limit, Value
 
 __all__ = [
@@ -27,7 +27,11 @@ SEARCH_LABEL: Final = "evidence to read and quote, not an answer"
 
 
 class Passage(Value):
-    """One evidence item of a search: ``text`` is exactly the stored bytes ``[start_byte, end_byte)``."""
+    """One evidence item of a search: ``text`` is exactly the stored bytes ``[start_byte, end_byte)``.
+
+    JSON names ``grounding`` only when it is ``Chunk`` (the span is in the stored chunk's own
+    text) and ``textOrigin`` only for derived text, so other documents' passages read as before.
+    """
 
     document_id: str
     chunk_id: str
@@ -38,10 +42,12 @@ class Passage(Value):
     score: float
     text: str
     pages: tuple[PageStart, ...] | None = None
+    grounding: Grounding = Grounding.SOURCE
+    text_origin: str | None = None
 
     @model_serializer(mode="wrap")
     def _json_leaves_out_unset(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
-        return leave_out_unset(handler(self), info, ("pages",))
+        return leave_out_source_grounding(leave_out_unset(handler(self), info, ("pages", "text_origin")), info)
 
     @classmethod
     def of(cls, item: EvidenceItem) -> Passage:
@@ -55,6 +61,8 @@ class Passage(Value):
             score=item.score,
             text=item.text,
             pages=item.pages,
+            grounding=item.grounding,
+            text_origin=item.text_origin,
         )
 
 
@@ -97,7 +105,9 @@ class DocumentView(Value):
 
     Inside a scope limited to byte ranges (sections), only the chunks inside it are
     listed. ``limits_reached`` names ``MaxListed`` when the document has more chunks
-    than one response lists.
+    than one response lists. JSON names ``grounding`` only for a chunk-grounded (adopted)
+    document, whose chunk spans are in each chunk's own text, and ``textOrigin`` only for
+    derived text.
     """
 
     document_id: str
@@ -112,3 +122,9 @@ class DocumentView(Value):
     run_id: str | None = None
     chunks: tuple[ChunkEntry, ...]
     limits_reached: tuple[Limit, ...] = ()
+    grounding: Grounding = Grounding.SOURCE
+    text_origin: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _json_leaves_out_unset(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        return leave_out_source_grounding(leave_out_unset(handler(self), info, ("text_origin",)), info)

@@ -17,12 +17,12 @@ read as ``null``: ``{"cypher": "..."}`` and ``{"insufficient": "..."}``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Final
 
 from graphrag_orm.chat.base import ChatMessage, ChatRequest
 from graphrag_orm.chat.evidence_block import render_question
+from graphrag_orm.chat.reply_json import is_utf8, read_object
 
 __all__ = [
     "GRAPH_INSTRUCTIONS",
@@ -107,21 +107,6 @@ class GraphReply:
     problem: str | None = None
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _value in pairs]
-    if len(set(keys)) != len(keys):
-        raise ValueError("duplicate key")
-    return dict(pairs)
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def parse_graph_reply(text: str, *, truncated: bool = False) -> GraphReply:
     """Read a reply under these rules; never raises.
 
@@ -136,19 +121,13 @@ def parse_graph_reply(text: str, *, truncated: bool = False) -> GraphReply:
     """
     if truncated:
         return GraphReply(problem="the reply was cut off at the output limit")
-    try:
-        value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except ValueError as error:  # JSONDecodeError is a ValueError, as is a repeated key
-        return GraphReply(problem="a key is repeated" if str(error) == "duplicate key" else "the reply is not JSON")
-    if not isinstance(value, dict):
-        return GraphReply(problem="the reply is not a JSON object")
-    unknown = set(value) - _KEYS
-    if unknown:
-        return GraphReply(problem=f"the reply has unknown keys ({len(unknown)})")
+    value = read_object(text, _KEYS)
+    if isinstance(value, str):
+        return GraphReply(problem=value)
     cypher, insufficient = value.get("cypher"), value.get("insufficient")
     if not isinstance(cypher, str | None) or not isinstance(insufficient, str | None):
         return GraphReply(problem="cypher and insufficient must be strings or null")
-    if not all(_utf8(s) for s in (cypher, insufficient) if s):
+    if not all(is_utf8(s) for s in (cypher, insufficient) if s):
         return GraphReply(problem="a string holds a lone surrogate")
     if insufficient is not None and insufficient.strip():
         return GraphReply(declined=insufficient)

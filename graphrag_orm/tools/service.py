@@ -286,6 +286,8 @@ class GraphRagTools:
                 page=item.page_of(item.start_byte),
                 text=item.text,
                 score=item.score,
+                grounding=item.grounding,
+                text_origin=item.text_origin,
             )
             for item in evidence.items
         )

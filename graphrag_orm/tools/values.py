@@ -14,7 +14,7 @@ from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, mo
 
 from graphrag_orm.citations import Citation
 from graphrag_orm.codes import ToolErrorCode
-from graphrag_orm.evidence import leave_out_unset
+from graphrag_orm.evidence import Grounding, leave_out_source_grounding, leave_out_unset
 from graphrag_orm.values import Limit, Value
 
 __all__ = [
@@ -76,7 +76,11 @@ class ToolAnswer(Value):
 
 
 class ToolPassage(Value):
-    """A passage found by ``search_documents``: its ids, byte span, page and stored text."""
+    """A passage found by ``search_documents``: its ids, byte span, page and stored text.
+
+    ``grounding`` and ``text_origin`` are the evidence item's; JSON names them only for a
+    chunk-grounded passage (its span is in the stored chunk's own text) and for derived text.
+    """
 
     chunk_id: str
     document_id: str
@@ -87,10 +91,13 @@ class ToolPassage(Value):
     page: int | None = None
     text: str
     score: float
+    grounding: Grounding = Grounding.SOURCE
+    text_origin: str | None = None
 
     @model_serializer(mode="wrap")
     def _json_leaves_out_unset(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
-        return leave_out_unset(handler(self), info, ("title", "page"))
+        data = leave_out_unset(handler(self), info, ("title", "page", "text_origin"))
+        return leave_out_source_grounding(data, info)
 
 
 class ToolPassages(Value):

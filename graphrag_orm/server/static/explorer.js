@@ -522,6 +522,8 @@
     ["utf8Length", "UTF-8 bytes"],
     ["contentHash", "Content hash (SHA-256)"],
     ["runId", "Ingestion run"],
+    ["textOrigin", "Text from"],
+    ["grounding", "Grounding (Chunk: spans are in each chunk's own text)"],
   ];
 
   async function openDocument(id) {
