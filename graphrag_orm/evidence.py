@@ -174,6 +174,7 @@ class ScopeStrategy(StrEnum):
 
     EXACT = "exact"
     OVER_FETCH = "over-fetch"
+    IN_INDEX = "in-index"
     EMPTY = "empty"
 
 

@@ -16,14 +16,20 @@ from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from neomodel import AsyncStructuredNode
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.sets import EmbeddingSet, Similarity
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import Layout, validate_identifier
 from graphrag_orm.models import for_layout
 from graphrag_orm.values import Value
 
+#: Filter properties a vector index may declare (``WITH [...]``).
+MAX_VECTOR_FILTER_PROPERTIES = 8
+
 __all__ = [
+    "MAX_VECTOR_FILTER_PROPERTIES",
     "CreateStep",
     "DropStep",
     "FullTextAnalyzer",
@@ -119,10 +125,30 @@ class VectorIndex(Value):
     property: str
     dimensions: int = Field(ge=1, le=4096)
     similarity: Similarity
+    #: Properties declared for filtering inside the index (``SEARCH ... WHERE``); Neo4j 2026.
+    filter_properties: tuple[str, ...] = Field(default=(), max_length=MAX_VECTOR_FILTER_PROPERTIES)
+
+    @field_validator("filter_properties")
+    @classmethod
+    def _identifiers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return _filter_properties(value)
+
+    @model_serializer(mode="wrap")
+    def _without_no_filter(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Without filter properties the dump is what it was before they existed, so the
+        # checksums of revisions written then still match.
+        data = handler(self)
+        if isinstance(data, dict) and not self.filter_properties:
+            data.pop("filterProperties", None)
+            data.pop("filter_properties", None)
+        return data
 
     def create_cypher(self) -> str:
+        declared = ""
+        if self.filter_properties:
+            declared = "WITH [" + ", ".join(f"n.{p}" for p in self.filter_properties) + "] "
         return (
-            f"CREATE VECTOR INDEX {self.name} IF NOT EXISTS FOR (n:{self.label}) ON (n.{self.property}) "
+            f"CREATE VECTOR INDEX {self.name} IF NOT EXISTS FOR (n:{self.label}) ON (n.{self.property}) {declared}"
             f"OPTIONS {{indexConfig: {{`vector.dimensions`: {self.dimensions}, "
             f"`vector.similarity_function`: '{self.similarity.value}'}}}}"
         )
@@ -133,7 +159,8 @@ class VectorIndex(Value):
     is_constraint: ClassVar[bool] = False
 
     def signature(self) -> tuple[Any, ...]:
-        return ("VECTOR", (self.label,), (self.property,))
+        # SHOW INDEXES lists the embedding property, then the filter properties.
+        return ("VECTOR", (self.label,), (self.property, *self.filter_properties))
 
 
 class FullTextAnalyzer(StrEnum):
@@ -210,8 +237,16 @@ class Schema:
         layout: Layout,
         embedding_set: EmbeddingSet,
         ontology: SchemaContributor | None = None,
+        *,
+        vector_filter: Sequence[str] = (),
     ) -> list[SchemaDefinition]:
-        """Constraints on every key, range indexes, the chunk vector and full-text indexes."""
+        """Constraints on every key, range indexes, the chunk vector and full-text indexes.
+
+        ``vector_filter`` names chunk properties (stored names, e.g. ``documentId``) the vector
+        index declares for filtering inside it; a name that is not a plain identifier raises
+        ``ConfigurationError("invalid-layout")``.
+        """
+        filters = _filter_properties(tuple(vector_filter))
         model = for_layout(layout)
         found: list[SchemaDefinition] = []
         for cls in model.node_classes:
@@ -223,6 +258,7 @@ class Schema:
                 property=layout.chunk_embedding_property,
                 dimensions=embedding_set.dimensions,
                 similarity=embedding_set.similarity,
+                filter_properties=filters,
             )
         )
         found.append(
@@ -245,9 +281,11 @@ class Schema:
         layout: Layout,
         embedding_set: EmbeddingSet,
         ontology: SchemaContributor | None = None,
+        *,
+        vector_filter: Sequence[str] = (),
     ) -> list[MigrationStep]:
         """The definitions as creation steps, constraints first, for a migration revision."""
-        definitions = Schema.definitions(layout, embedding_set, ontology)
+        definitions = Schema.definitions(layout, embedding_set, ontology, vector_filter=vector_filter)
         ordered = sorted(definitions, key=lambda d: not d.is_constraint)
         return [CreateStep(definition=d) for d in ordered]
 
@@ -258,6 +296,16 @@ class Schema:
             if isinstance(definition, VectorIndex):
                 return definition
         raise AssertionError("the lexical schema always has a vector index")
+
+
+def _filter_properties(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Filter property names, each a plain identifier (``invalid-layout`` otherwise), without repeats."""
+    if len(names) > MAX_VECTOR_FILTER_PROPERTIES:
+        raise ConfigurationError(
+            ErrorCode.INVALID_LAYOUT,
+            f"a vector index declares at most {MAX_VECTOR_FILTER_PROPERTIES} filter properties",
+        )
+    return tuple(dict.fromkeys(validate_identifier(n, "vector filter property") for n in names))
 
 
 def _declared(cls: type[AsyncStructuredNode], prefix: str) -> list[SchemaDefinition]:

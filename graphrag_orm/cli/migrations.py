@@ -45,6 +45,12 @@ ModelOption = typer.Option(None, "--model", help="Embedding model (default GRAPH
 DimensionsOption = typer.Option(None, "--dimensions", help="Vector dimensions (default GRAPHRAG_EMBEDDING_DIMENSIONS).")
 SimilarityOption = typer.Option(Similarity.COSINE, "--similarity")
 LayoutOption = typer.Option("default", "--layout", help="default or neo4j-graphrag.")
+VectorFilterOption = typer.Option(
+    [],
+    "--vector-filter",
+    help="A chunk property (stored name, e.g. documentId) the vector index declares for filtering inside it; "
+    "repeat for more. Changing it rebuilds the index.",
+)
 
 
 @app.command()
@@ -56,10 +62,13 @@ def init(
     layout: str = LayoutOption,
     ontology: str | None = OntologyOption,
     revision: str = typer.Option("0001_graphrag_schema", "--revision"),
+    vector_filter: list[str] = VectorFilterOption,
 ) -> None:
     """Start an application's chain with the toolkit's schema for its embedding set (and ontology)."""
     chosen = embedding_set_from_env(model, dimensions, similarity)
-    made = initial_revision(_layout(layout), chosen, load_ontology(ontology), revision=revision)
+    made = initial_revision(
+        _layout(layout), chosen, load_ontology(ontology), revision=revision, vector_filter=vector_filter
+    )
     path = write_revision(directory, made)
     console.print(
         f"wrote {path} for embedding set {chosen.id}; review it, then `graphrag-orm migrations apply --dir {directory}`"
@@ -76,8 +85,14 @@ def revision(
     similarity: Similarity = SimilarityOption,
     layout: str = LayoutOption,
     ontology: str | None = OntologyOption,
+    vector_filter: list[str] = VectorFilterOption,
 ) -> None:
-    """Write the next revision: the steps from the chain's head to what the toolkit now declares."""
+    """Write the next revision: the steps from the chain's head to what the toolkit now declares.
+
+    ``--vector-filter documentId`` declares the chunk's document id on the vector index, so a
+    document scope is filtered inside the index; the revision drops and creates the index
+    (the server rebuilds it).
+    """
     chain = Chain.load(directory)
     made = next_revision(
         chain,
@@ -86,6 +101,7 @@ def revision(
         load_ontology(ontology),
         revision=revision_id,
         message=message,
+        vector_filter=vector_filter,
     )
     if made is None:
         console.print("nothing to do: the chain's head already declares this schema")

@@ -7,6 +7,7 @@ no database, and a revision file is never overwritten.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from graphrag_orm.codes import ErrorCode
@@ -27,13 +28,14 @@ def initial_revision(
     *,
     revision: str = "0001_graphrag_schema",
     message: str | None = None,
+    vector_filter: Sequence[str] = (),
 ) -> Revision:
     """The first revision of an application's chain, from :meth:`Schema.create_steps`."""
     return Revision.new(
         revision,
         None,
         message or f"graphrag-orm schema for embedding set {embedding_set.id}",
-        Schema.create_steps(layout, embedding_set, ontology),
+        Schema.create_steps(layout, embedding_set, ontology, vector_filter=vector_filter),
     )
 
 
@@ -45,14 +47,18 @@ def next_revision(
     *,
     revision: str,
     message: str,
+    vector_filter: Sequence[str] = (),
 ) -> Revision | None:
     """A revision that takes the chain's head schema to what the toolkit now declares, or None.
 
     Drops come first (of removed or changed definitions), then creations, constraints
-    before indexes, each group by name.
+    before indexes, each group by name. ``vector_filter`` declares chunk properties on the
+    vector index for filtering inside it; a head index declaring others is dropped and
+    created again (the server rebuilds it: the application's decision, made by reviewing
+    and applying the revision).
     """
     current = chain.definitions_at() if chain.revisions else {}
-    declared = {d.name: d for d in Schema.definitions(layout, embedding_set, ontology)}
+    declared = {d.name: d for d in Schema.definitions(layout, embedding_set, ontology, vector_filter=vector_filter)}
     drops: list[MigrationStep] = [
         DropStep(definition=d) for name, d in sorted(current.items()) if declared.get(name) != d
     ]

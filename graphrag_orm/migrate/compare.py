@@ -153,6 +153,12 @@ def refuse_conflicts(steps: Sequence[MigrationStep], live: Mapping[str, LiveDefi
         state[wanted.name] = LiveDefinition(wanted.name, wanted.signature(), "ONLINE", _detail(wanted))
 
 
+def _indexes_embedding(expected: VectorIndex, actual: LiveDefinition) -> bool:
+    """A vector index on the same label and embedding property, whatever filter properties it declares."""
+    kind, labels, props = actual.signature
+    return (kind, labels) == expected.signature()[:2] and props[:1] == (expected.property,)
+
+
 async def check_vector_index(store: Store, layout: Layout, embedding_set: EmbeddingSet) -> None:
     """Refuse a chunk vector index that ingestion could not write or retrieval could not search.
 
@@ -160,13 +166,16 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
     property. ``SchemaMismatch("embedding-dimensions")``: the index there holds vectors of
     other dimensions than ``embedding_set``. ``SchemaMismatch("equivalent-schema")``: it has
     the right dimensions but not the name retrieval searches (the layout's name for the
-    set's index), naming both. The similarity is not compared. Reads only.
+    set's index), naming both. The similarity and the filter properties the index declares
+    are not compared (``migrations check`` compares them). Reads only.
     """
     expected = Schema.vector_index(layout, embedding_set)
     live = await read_live_schema(store)
     named = live.get(expected.name)
     candidates = (
-        [named] if named is not None and named.signature == expected.signature() else equivalents(expected, live)
+        [named]
+        if named is not None and _indexes_embedding(expected, named)
+        else [c for c in live.values() if c.name != expected.name and _indexes_embedding(expected, c)]
     )
     if not candidates:
         raise SchemaMismatch(

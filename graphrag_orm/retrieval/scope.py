@@ -18,6 +18,12 @@ refuses raises :class:`ScopeError` with the sandbox's code (``not-allowed``,
 ``documentId`` column, or with byte offsets that are not integers, ``invalid-scope``.
 Routes then search inside the scope, and every item and neighbour is checked against it
 again before it becomes evidence (:meth:`ResolvedScope.contains`).
+
+Whether the chunk vector index declares the chunk's document id for filtering inside it
+(``CREATE VECTOR INDEX ... WITH [c.documentId]``, a reviewed revision) is read once per
+resolver, at its first scope of whole documents, and kept: such a scope is then marked
+:attr:`ResolvedScope.in_index` and the vector route filters inside the index. A process
+that lives across the revision that declares or removes it reconnects to see the change.
 """
 
 from __future__ import annotations
@@ -117,6 +123,8 @@ class ResolvedScope:
     limits: tuple[Limit, ...] = ()
     #: Chunks in the whole graph when the scope was resolved (sizes an over-fetch).
     total_chunks: int = 0
+    #: Whole documents only, and the vector index declares the document id: filter inside it.
+    in_index: bool = False
     #: Per ranged document: range starts in order, and the farthest end reached so far.
     _reach: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -178,6 +186,20 @@ class ScopeResolver:
         self.store = store
         self.statements = statements
         self.sandbox = sandbox or CypherSandbox()
+        #: The vector index's declared filter properties, read at the first whole-document scope.
+        self._index_filter: tuple[str, ...] | None = None
+
+    async def index_filter(self) -> tuple[str, ...]:
+        """The properties the chunk vector index declares for filtering inside it (read once, then kept)."""
+        if self._index_filter is None:
+            result = await self.store.read(
+                self.statements.vector_filter_properties,
+                {"name": self.statements.vector_index},
+                name="retrieval.scope.vector_filter",
+            )
+            row = result.single() or {}
+            self._index_filter = tuple(row.get("properties") or ())[1:]
+        return self._index_filter
 
     async def resolve(self, scope: DocumentsScope | SectionsScope | MetadataScope | CypherScope) -> ResolvedScope:
         """The scope's documents and ranges, counted. A Cypher scope's query the sandbox
@@ -259,12 +281,15 @@ class ScopeResolver:
             return resolved
         result = await self.store.read(self.statements.scope_size, resolved.parameters, name="retrieval.scope.size")
         row = result.single() or {}
+        whole = all(spans is None for spans in ranges.values())
+        document_id = self.statements.names.chunk.stored("document_id")
         return ResolvedScope(
             kind=kind,
             ranges=ranges,
             chunks=int(row.get("chunks") or 0),
             limits=limits,
             total_chunks=int(row.get("total") or 0),
+            in_index=whole and document_id in await self.index_filter(),
         )
 
 

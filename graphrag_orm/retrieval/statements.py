@@ -142,6 +142,23 @@ class RetrievalStatements:
         return self._route(self._vector_search, "vector", filtered=True, limited=True)
 
     @functools.cached_property
+    def vector_in_index(self) -> str:
+        """The index's ``$k`` nearest among the chunks of ``$whole`` documents, filtered inside the
+        index (its declared document id property; Neo4j 2026's ``SEARCH ... WHERE``)."""
+        doc = self.names.chunk.stored("document_id")
+        search = (
+            f"MATCH (c:{self.names.chunk.label}) "
+            f"SEARCH c IN (VECTOR INDEX {self.vector_index} FOR $vector WHERE c.{doc} IN $whole LIMIT $k) "
+            "SCORE AS score "
+        )
+        return self._route(search, "vector")
+
+    @functools.cached_property
+    def vector_filter_properties(self) -> str:
+        """``retrieval.scope.vector_filter``: the properties the vector index declares (the embedding first)."""
+        return "SHOW VECTOR INDEXES YIELD name, properties WHERE name = $name RETURN properties"
+
+    @functools.cached_property
     def vector_exact(self) -> str:
         """Every chunk of the scope scored exactly against ``$vector``, best ``$k`` kept."""
         embedding = self.names.chunk.stored("embedding")
