@@ -31,6 +31,7 @@ if str(HERE.parents[1]) not in sys.path:
     sys.path.insert(0, str(HERE.parents[1]))  # run from anywhere in a checkout
 
 from examples.articles.press import METADATA, ONTOLOGY, extraction_reply  # noqa: E402
+from examples.chains import sample_chain  # noqa: E402
 from examples.recall.run import choose_embedder  # noqa: E402
 from graphrag_orm.chat import ChatClient, ScriptedChat  # noqa: E402
 from graphrag_orm.embeddings import EmbeddingSet  # noqa: E402
@@ -38,9 +39,8 @@ from graphrag_orm.environment import ModelMode, chat_from_env  # noqa: E402
 from graphrag_orm.errors import GraphRagError  # noqa: E402
 from graphrag_orm.facade import GraphRag  # noqa: E402
 from graphrag_orm.ingestion import IngestionReceipt  # noqa: E402
-from graphrag_orm.layout import Layout  # noqa: E402
 from graphrag_orm.localdb import LocalDbSettings, start  # noqa: E402
-from graphrag_orm.migrate import Chain, Migrator, next_revision  # noqa: E402
+from graphrag_orm.migrate import Chain, Migrator  # noqa: E402
 from graphrag_orm.ontology import MENTION_TYPE  # noqa: E402
 from graphrag_orm.sources import Source, Sources  # noqa: E402
 from graphrag_orm.store import Store  # noqa: E402
@@ -72,17 +72,7 @@ def sources() -> list[Source]:
 
 def chain_for(embedding_set: EmbeddingSet) -> Chain:
     """The toolkit's chain plus one revision: the article ontology's keys and names index, this set's vector index."""
-    chain = Chain.load()
-    revision = next_revision(
-        chain,
-        Layout.DEFAULT,
-        embedding_set,
-        ONTOLOGY,
-        revision=f"0002_articles_{embedding_set.vector_index_name}",
-        message=f"the article ontology, and the chunk vector index for {embedding_set.id}",
-    )
-    revisions = [*chain.revisions, revision] if revision is not None else list(chain.revisions)
-    return Chain.from_revisions(revisions, source=f"{chain.source} + the articles sample")
+    return sample_chain(ONTOLOGY, embedding_set, "articles")
 
 
 def extraction_chat() -> tuple[ChatClient, str]:

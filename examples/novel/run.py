@@ -37,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parents[1]) not in sys.path:
     sys.path.insert(0, str(HERE.parents[1]))  # run from anywhere in a checkout
 
+from examples.chains import sample_chain  # noqa: E402
 from examples.novel.alice import ONTOLOGY, extraction_reply  # noqa: E402
 from examples.recall.run import Embedding, choose_embedder  # noqa: E402
 from graphrag_orm.chat import ChatClient, ExtractiveChat, ScriptedChat  # noqa: E402
@@ -47,9 +48,8 @@ from graphrag_orm.errors import FetchFailed, GraphRagError  # noqa: E402
 from graphrag_orm.evaluation import EvaluationReport, Evaluator, load_cases, render_table, write_html  # noqa: E402
 from graphrag_orm.facade import GraphRag  # noqa: E402
 from graphrag_orm.ingestion import IngestionOptions, IngestionReceipt  # noqa: E402
-from graphrag_orm.layout import Layout  # noqa: E402
 from graphrag_orm.localdb import LocalDbSettings, start  # noqa: E402
-from graphrag_orm.migrate import Chain, Migrator, next_revision  # noqa: E402
+from graphrag_orm.migrate import Chain, Migrator  # noqa: E402
 from graphrag_orm.options import GraphRagOptions  # noqa: E402
 from graphrag_orm.sources import Source, Sources  # noqa: E402
 
@@ -79,18 +79,8 @@ NOVEL_PORT = 7685
 
 
 def chain_for(embedding_set: EmbeddingSet) -> Chain:
-    """The toolkit's chain plus one revision: the novel ontology's keys and names index, and this set's vector index."""
-    chain = Chain.load()
-    revision = next_revision(
-        chain,
-        Layout.DEFAULT,
-        embedding_set,
-        ONTOLOGY,
-        revision=f"0002_novel_{embedding_set.vector_index_name}",
-        message=f"the novel ontology, and the chunk vector index for {embedding_set.id}",
-    )
-    revisions = [*chain.revisions, revision] if revision is not None else list(chain.revisions)
-    return Chain.from_revisions(revisions, source=f"{chain.source} + the novel sample")
+    """The toolkit's chain plus one revision: the novel ontology's keys and names index, this set's vector index."""
+    return sample_chain(ONTOLOGY, embedding_set, "novel")
 
 
 def models() -> tuple[ChatClient, ChatClient, str]:

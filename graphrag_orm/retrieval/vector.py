@@ -9,8 +9,8 @@ the chunk's document id (:attr:`ResolvedScope.in_index`) and a scope of whole do
 is too large to score exactly, the index filters by document before its top
 ``candidates_per_route`` (in-index: Neo4j 2026's ``SEARCH ... WHERE``) instead of
 over-fetching. A scope small enough stays exact even then: the index's search is
-approximate (measured at 20,000 chunks, a 150-chunk scope: the same top 20 as exact for
-33 of 40 questions, see docs/retrieve.md), and exact costs little there. The trace names
+approximate (a probe at 20,000 chunks gave exact's top 20 for 33 of 40 questions, see
+docs/retrieve.md), and exact is the right answer there. The trace names
 the strategy that ran. The query vector is always a parameter and embeddings are never
 read back.
 """
