@@ -113,6 +113,9 @@ class LimitName(StrEnum):
     # --- model modes (issue 16)
     #: Record mode's call budget (GRAPHRAG_MAX_CALLS): the call over it was not sent.
     MAX_CALLS = "MaxCalls"
+    # --- scale (issue 17)
+    #: Documents another run still held when ``wait_for_leases_seconds`` was spent.
+    LEASE_WAIT = "LeaseWait"
     # --- adoption (issue 15)
     # --- reembedding (issue 15)
     #: A re-embedding call stopped after its ``max_pages``; the next call resumes where it stopped.

@@ -1,8 +1,11 @@
-"""``graphrag-orm ingest PATH... [--base-uri] [--preview] [--json] [--ontology]`` and ``graphrag-orm search``.
+"""``graphrag-orm ingest PATH... [--base-uri] [--preview] [--json] [--lease-seconds] [--wait-for-leases] [--ontology]``
+and ``graphrag-orm search``.
 
 The exit code is 1 when a document failed, in table and ``--json`` mode alike; when
 the model endpoint is not reachable (``model-unreachable``) that is also said once on
-stderr. A folder that gives no file says how many it skipped and why (pattern, media
+stderr. Several workers may ingest the same paths at once, on one host or many:
+they share the work through leases, and ``--wait-for-leases`` makes each finish what
+another dropped (docs/scale.md). A folder that gives no file says how many it skipped and why (pattern, media
 type), and nothing is ingested when no path gives any.
 """
 
@@ -22,7 +25,8 @@ from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.evidence import Evidence
-from graphrag_orm.ingestion import DocumentOutcome, IngestionPreview, IngestionReceipt
+from graphrag_orm.ingestion import DocumentOutcome, IngestionOptions, IngestionPreview, IngestionReceipt
+from graphrag_orm.options import GraphRagOptions
 from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
 
 __all__ = ["DEFAULT_PATTERNS", "collect_sources", "ingest", "preview_table", "receipt_table", "search"]
@@ -57,12 +61,28 @@ def _unreachable(receipt: IngestionReceipt) -> None:
         )
 
 
+def _options(lease_seconds: float | None, wait_for_leases: float) -> GraphRagOptions:
+    """The ingestion options the flags set (``ConfigurationError("invalid-option")`` outside their bounds)."""
+    fields: dict[str, float] = {"wait_for_leases_seconds": wait_for_leases}
+    if lease_seconds is not None:
+        fields["lease_duration_seconds"] = lease_seconds
+    return GraphRagOptions(ingestion=IngestionOptions(**fields))
+
+
 def ingest(
     paths: list[Path] = typer.Argument(..., exists=True, help="Files and folders to ingest."),
     base_uri: str | None = typer.Option(None, "--base-uri", help="Name files by this URI instead of their path."),
     pattern: list[str] = typer.Option(list(DEFAULT_PATTERNS), "--pattern", help="File-name patterns for folders."),
     preview: bool = typer.Option(False, "--preview", help="Count chunks, calls and tokens; write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the receipt (or preview) as JSON."),
+    lease_seconds: float | None = typer.Option(
+        None, "--lease-seconds", help="How long a document's lease lasts unless renewed (default 600)."
+    ),
+    wait_for_leases: float = typer.Option(
+        0.0,
+        "--wait-for-leases",
+        help="Seconds to keep trying documents another worker holds, until released or expired (many workers, one manifest).",
+    ),
     ontology: str | None = OntologyOption,
 ) -> None:
     """Ingest documents: one transaction per document, leases, a receipt (with --ontology, extraction too)."""
@@ -70,7 +90,8 @@ def ingest(
     sources = _collected(paths, base_uri, patterns).sources
     chosen = load_ontology(ontology)
     try:
-        rag, choice = graphrag_from_env(ontology=chosen)
+        options = _options(lease_seconds, wait_for_leases)
+        rag, choice = graphrag_from_env(options=options, ontology=chosen)
     except GraphRagError as error:
         fail(error.message, error.code)
 

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from graphrag_orm.cli._common import (
@@ -33,7 +34,7 @@ from graphrag_orm.cli._common import (
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError, GraphRefused
 from graphrag_orm.facade import GraphRag
-from graphrag_orm.maintenance import HealthReport, RemovalPreview, RemovalReport, ResetScope
+from graphrag_orm.maintenance import HealthReport, RemovalPreview, RemovalProgress, RemovalReport, ResetScope
 
 __all__ = [
     "check",
@@ -163,11 +164,8 @@ def reset(
         scope = await scope_of(rag)
         return scope, await rag.maintenance.preview(scope)
 
-    async def remove_scope(rag: GraphRag) -> RemovalReport:
-        return await rag.maintenance.reset(await scope_of(rag))
-
+    scope, planned = _maintain(preview, ontology)
     if not yes:
-        scope, planned = _maintain(preview, ontology)
         chosen = (
             "every document the toolkit wrote" if scope.is_everything else "the documents of the given runs and ids"
         )
@@ -177,7 +175,27 @@ def reset(
         )
         if not typer.confirm("remove them?"):
             raise typer.Exit(1)
-    _print_removal(_maintain(remove_scope, ontology))
+    columns = (
+        TextColumn("[bold]removing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("documents, {task.fields[chunks]} in {task.fields[batches]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(
+            "documents", total=planned.documents or None, chunks="0 chunks", batches=counted(0, "batch", "batches")
+        )
+
+        def advance(done: RemovalProgress) -> None:
+            batches = counted(done.batches, "batch", "batches")
+            bar.update(task, completed=done.documents, chunks=counted(done.chunks, "chunk"), batches=batches)
+
+        async def remove_scope(rag: GraphRag) -> RemovalReport:
+            return await rag.maintenance.reset(scope, progress=advance)
+
+        report = _maintain(remove_scope, ontology)
+    _print_removal(report)
 
 
 def orphans(ontology: str | None = OntologyOption) -> None:

@@ -37,6 +37,13 @@ class IngestionOptions(Options):
         "fails with document-too-large before any model call",
     )
     lease_duration_seconds: float = Field(600.0, ge=1.0, le=86_400.0, description="renewed every third of it")
+    wait_for_leases_seconds: float = Field(
+        0.0,
+        ge=0.0,
+        le=86_400.0,
+        description="after the pass, documents another run holds are tried again until released or expired, "
+        "for at most this long (many workers, one manifest); 0: reported lease-held at once",
+    )
     write_attempts: int = Field(3, ge=1, le=10, description="tries of a document's transaction on transient errors")
     fit_chunks_to_embedder: bool = Field(
         False,

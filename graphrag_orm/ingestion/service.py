@@ -78,6 +78,7 @@ from graphrag_orm.ingestion.receipts import (
     RunStatus,
 )
 from graphrag_orm.ingestion.statements import STATE_FIELDS, DocumentStatements, RunStatements
+from graphrag_orm.ingestion.waiting import FreshStates, is_held, rotation, wait_for_held
 from graphrag_orm.ingestion.writer import DocumentWriter, PreparedDocument
 from graphrag_orm.loaders import LoadedDocument, LoaderRegistry
 from graphrag_orm.models import LexicalModel
@@ -109,6 +110,7 @@ class _RunCounters:
         self.retries = RetryTally()
         self.extraction = ExtractionSummary()
         self.too_many_chunks = False
+        self.lease_wait: Limit | None = None
 
 
 def settings_fingerprint(chunker: Chunker | str, embedding_set: EmbeddingSet, *extra: str) -> str:
@@ -270,6 +272,8 @@ class IngestionService:
                 traced.set("retries", counters.retries.summary().retries)
         if late_cancel:
             raise asyncio.CancelledError
+        if counters.lease_wait is not None:
+            limits.append(counters.lease_wait)
         if counters.too_many_chunks:
             limits.append(Limit(name=LimitName.MAX_CHUNKS_PER_DOCUMENT, value=self.chunk_bound))
         over_window = sum(o.chunks_over_window for o in outcomes if o.status == DocumentStatus.INGESTED)
@@ -315,24 +319,56 @@ class IngestionService:
     ) -> list[DocumentOutcome]:
         documents = asyncio.Semaphore(self.options.documents_in_flight)
         lanes = asyncio.Semaphore(self.options.lanes)
+        waits = self.options.wait_for_leases_seconds > 0
 
-        async def one(job: _Job) -> DocumentOutcome:
+        # ``final``: every outcome is reported; else a lease-held one waits for its last try.
+        async def one(job: _Job, final: bool, position: int | None) -> DocumentOutcome:
             async with documents:
-                stored = states.get(job.source.document_id)
+                if fresh is not None and position is not None:
+                    stored = await fresh.get(position)
+                else:
+                    stored = states.get(job.source.document_id)
                 outcome = await self._ingest_document(job, run_id, lanes, counters, stored, settings)
-            if progress is not None:
+            if progress is not None and (final or not is_held(outcome)):
                 progress(outcome)
             return outcome
 
-        states = await self._prefetch_states([job.source for job in jobs])
-        tasks = [asyncio.create_task(one(job)) for job in jobs]
-        try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        async def all_of(chosen: Sequence[_Job], final: bool, in_pass: bool = False) -> list[DocumentOutcome]:
+            tasks = [asyncio.create_task(one(job, final, i if in_pass else None)) for i, job in enumerate(chosen)]
+            try:
+                return list(await asyncio.gather(*tasks))
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+
+        async def again(positions: list[int]) -> list[DocumentOutcome]:
+            # Through the lease again, never around it: a finished document is found
+            # Unchanged under the lease, and a dead holder's lease is taken over and released.
+            return await all_of([jobs[i] for i in positions], final=False)
+
+        fresh: FreshStates | None = None
+        if not waits:
+            states = await self._prefetch_states([job.source for job in jobs])
+            return await all_of(jobs, final=True)
+        # Many workers given one manifest each begin at their own point of it, so they
+        # rarely reach for the same document at once (outcomes stay in source order),
+        # and read stored states as they go, so what another wrote is Unchanged at once.
+        states = {}
+        start = rotation(run_id, len(jobs))
+        order = jobs[start:] + jobs[:start]
+        fresh = FreshStates(self._prefetch_states, [job.source for job in order])
+        turned = await all_of(order, final=False, in_pass=True)
+        outcomes = turned[len(jobs) - start :] + turned[: len(jobs) - start]
+        outcomes, limit = await wait_for_held(outcomes, again, self.options.wait_for_leases_seconds)
+        if limit is not None:
+            if progress is not None:
+                for outcome in outcomes:
+                    if is_held(outcome):
+                        progress(outcome)
+            counters.lease_wait = limit
+        return outcomes
 
     async def _ingest_document(
         self,

@@ -86,6 +86,8 @@ class RemovalTotals:
     runs: int = 0
     batches: int = 0
     refused: list[str] = field(default_factory=list)
+    #: Called with these totals after each committed batch (a caller's progress).
+    listener: Callable[[RemovalTotals], None] | None = field(default=None, compare=False, repr=False)
 
     def add(self, result: BatchResult) -> None:
         self.documents += result.documents
@@ -96,6 +98,8 @@ class RemovalTotals:
         self.facts += result.facts
         self.facts_updated += result.facts_updated
         self.batches += 1
+        if self.listener is not None:
+            self.listener(self)
 
     def before(self) -> str:
         """Words for a refusal: what earlier batches of this call removed, or nothing."""

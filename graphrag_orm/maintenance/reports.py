@@ -16,6 +16,7 @@ __all__ = [
     "HealthFindingItem",
     "HealthReport",
     "RemovalPreview",
+    "RemovalProgress",
     "RemovalReport",
     "ResetScope",
     "StaleRunsReport",
@@ -51,6 +52,16 @@ class ResetScope(Options):
     def is_everything(self) -> bool:
         """True when neither runs nor ids are given: every document the toolkit wrote."""
         return self.run_ids is None and self.document_ids is None
+
+
+class RemovalProgress(Value):
+    """How far a removal has come: the totals after each committed batch (``reset(progress=...)``)."""
+
+    documents: int
+    sections: int
+    chunks: int
+    batches: int
+    elapsed_seconds: float
 
 
 class RemovalReport(Value):

@@ -17,7 +17,7 @@ then a reset removes it like any finished run.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.embeddings.sets import EmbeddingSet
@@ -32,6 +32,7 @@ from graphrag_orm.maintenance.reports import (
     MAX_FACT_UPDATES,
     HealthReport,
     RemovalPreview,
+    RemovalProgress,
     RemovalReport,
     ResetScope,
     StaleRunsReport,
@@ -131,7 +132,9 @@ class MaintenanceService:
             raise ConfigurationError(ErrorCode.INVALID_OPTION, "remove_source needs a document id")
         return await self.reset(ResetScope(document_ids=(document_id,)))
 
-    async def reset(self, scope: ResetScope | None = None) -> RemovalReport:
+    async def reset(
+        self, scope: ResetScope | None = None, *, progress: Callable[[RemovalProgress], None] | None = None
+    ) -> RemovalReport:
         """Remove the documents of ``scope`` in batches; ``ResetScope()`` (the default) removes every one.
 
         Every document is removed whole with its sections, chunks, links and expired
@@ -147,11 +150,14 @@ class MaintenanceService:
         toolkit does not own. A scoped reset checks its documents first, then each
         batch before writing it; a refused batch stops the call, earlier batches stay
         removed (each whole, as the message says).
+
+        ``progress``, when given, is called after each committed batch with the totals so
+        far (:meth:`preview` tells the whole beforehand).
         """
         scope = scope or ResetScope()
         self._ownership.forget()
         began = time.monotonic()
-        totals = RemovalTotals()
+        totals = RemovalTotals(listener=_progress_of(progress, began))
         not_found: tuple[str, ...] = ()
         with span(SpanName.REMOVE, scope="everything" if scope.is_everything else "scoped") as traced:
             if scope.is_everything:
@@ -314,3 +320,24 @@ class MaintenanceService:
             limits_reached=limits,
             elapsed_seconds=round(time.monotonic() - began, 3),
         )
+
+
+def _progress_of(
+    progress: Callable[[RemovalProgress], None] | None, began: float
+) -> Callable[[RemovalTotals], None] | None:
+    """The batch listener that reports ``progress`` (None when there is none)."""
+    if progress is None:
+        return None
+
+    def report(totals: RemovalTotals) -> None:
+        progress(
+            RemovalProgress(
+                documents=totals.documents,
+                sections=totals.sections,
+                chunks=totals.chunks,
+                batches=totals.batches,
+                elapsed_seconds=round(time.monotonic() - began, 3),
+            )
+        )
+
+    return report

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from graphrag_orm.maintenance.reports import (
         HealthReport,
         RemovalPreview,
+        RemovalProgress,
         RemovalReport,
         ResetScope,
         StaleRunsReport,
@@ -178,7 +179,9 @@ class SyncMaintenanceService:
         """
         return self._runner.run(self._service.remove_source, document_id)
 
-    def reset(self, scope: ResetScope | None = None) -> RemovalReport:
+    def reset(
+        self, scope: ResetScope | None = None, *, progress: Callable[[RemovalProgress], None] | None = None
+    ) -> RemovalReport:
         """Remove the documents of ``scope`` in batches; ``ResetScope()`` (the default) removes every one.
 
         Every document is removed whole with its sections, chunks, links and expired
@@ -195,9 +198,12 @@ class SyncMaintenanceService:
         batch before writing it; a refused batch stops the call, earlier batches stay
         removed (each whole, as the message says).
 
+        ``progress``, when given, is called after each committed batch with the totals so
+        far (:meth:`preview` tells the whole beforehand).
+
         Runs ``MaintenanceService.reset`` on the sync loop and blocks until it ends.
         """
-        return self._runner.run(self._service.reset, scope)
+        return self._runner.run(self._service.reset, scope, progress=progress)
 
     def remove_orphans(self) -> RemovalReport:
         """Remove sections and chunks whose document is gone, expired leases, and (with the

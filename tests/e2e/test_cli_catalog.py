@@ -12,6 +12,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from graphrag_orm.sources import Sources
 from tests.e2e.test_cli import QUICKSTART, cli
 
@@ -113,12 +115,23 @@ def test_remove_and_reset_take_a_prefix_a_uri_or_a_path(graph: None) -> None:
     assert "removed 1 document" in removed.stdout
     reset = cli("reset", "--document", BASE + "events.md", "--yes", check=True)
     assert "removed 1 document" in reset.stdout
+    assert "removing" in reset.stdout and "1/1 documents" in reset.stdout  # the progress bar, per batch
     left = json.loads(cli("documents", "--json", check=True).stdout)
     assert [d["sourceUri"] for d in left["documents"]] == [BASE + "opening-hours.md"]
     scoped = cli("search", "opening hours", "--scope-document", ids["opening-hours.md"][:8], "--json", check=True)
     assert {item["documentId"] for item in json.loads(scoped.stdout)["items"]} == {ids["opening-hours.md"]}
     gone = cli("remove", ids["borrowing.md"][:12])
     assert gone.returncode == 1 and "(document-not-found)" in gone.stderr
+
+
+@pytest.mark.parametrize(
+    "flags", [("--wait-for-leases", "-1"), ("--wait-for-leases", "86401"), ("--lease-seconds", "0.5")]
+)
+def test_ingest_refuses_lease_flags_outside_their_bounds_in_one_line(tmp_path: Path, flags: tuple[str, str]) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nText.\n")
+    result = cli("ingest", str(tmp_path), *flags)
+    assert result.returncode == 1 and "(invalid-option)" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
 def test_ingest_json_exits_non_zero_when_a_document_failed_and_the_table_explains_the_code(

@@ -1,6 +1,6 @@
 """A separate ingestion process for the reliability tests (several workers, SIGKILL, a stopped server).
 
-Usage: python -m tests.integration.ingest_worker FOLDER [--lease SECONDS] [--delay SECONDS] [--migrate]
+Usage: python -m tests.integration.ingest_worker FOLDER [--lease SECONDS] [--wait SECONDS] [--delay SECONDS] [--migrate]
 Connects with NEO4J_* from the environment, ingests FOLDER's Markdown files (named by a
 fixed base URI, so every worker computes the same document ids) and prints the receipt
 as JSON on its last line.
@@ -44,6 +44,7 @@ async def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("folder", type=Path)
     parser.add_argument("--lease", type=float, default=600.0)
+    parser.add_argument("--wait", type=float, default=0.0)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--migrate", action="store_true")
     args = parser.parse_args(argv)
@@ -57,7 +58,9 @@ async def main(argv: list[str]) -> int:
             OFFLINE_EMBEDDING_SET,
             SlowEmbedder(args.delay),
             chunker=Chunker(CHUNKER),
-            options=IngestionOptions(lease_duration_seconds=args.lease, embedding_batch_size=4),
+            options=IngestionOptions(
+                lease_duration_seconds=args.lease, wait_for_leases_seconds=args.wait, embedding_batch_size=4
+            ),
         )
         receipt = await service.ingest(Sources.folder(args.folder, base_uri=BASE_URI))
         print(receipt.to_json(), flush=True)

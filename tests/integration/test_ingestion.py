@@ -278,15 +278,57 @@ async def test_exhausted_retries_fail_the_document_with_embedding_failed(graph: 
 
 async def test_a_held_lease_refuses_a_second_run_and_an_expired_one_is_taken_over(graph: None, store: Store) -> None:
     source = corpus(1)[0]
-    holder = service(store, lease_duration_seconds=1.0)
-    await holder.leases.acquire(source.document_id, "run-other")
+    # The other run's lease lasts 3 s; this run's own lease is the default, so a slow first
+    # write (statements compiled on a busy machine) never outlives it.
+    await service(store, lease_duration_seconds=3.0).leases.acquire(source.document_id, "run-other")
+    holder = service(store)
     refused = await holder.ingest([source])
     assert refused.documents[0].error_code == "lease-held"
     assert await scalar(store, "MATCH (l:GraphRagLease) RETURN l.runId") == "run-other"
-    await asyncio.sleep(1.2)
+    await asyncio.sleep(3.2)
     taken = await holder.ingest([source])
     assert taken.documents[0].status == DocumentStatus.INGESTED
     assert await scalar(store, "MATCH (l:GraphRagLease) RETURN count(l)") == 0
+
+
+async def test_waiting_for_leases_finishes_a_document_whose_holder_died_and_reports_each_outcome_once(
+    graph: None, store: Store
+) -> None:
+    sources = corpus(3)
+    # A dead holder: its lease on the second document expires after 1.5 s and is never released.
+    await service(store, lease_duration_seconds=1.5).leases.acquire(sources[1].document_id, "run-dead")
+    seen: list[str] = []
+    worker = service(store, wait_for_leases_seconds=20.0)
+    began = asyncio.get_running_loop().time()
+    receipt = await worker.ingest(sources, progress=lambda outcome: seen.append(outcome.document_id))
+    assert asyncio.get_running_loop().time() - began >= 1.2  # it waited for the expiry
+    assert [o.status for o in receipt.documents] == [DocumentStatus.INGESTED] * 3
+    assert [o.document_id for o in receipt.documents] == [s.document_id for s in sources]  # source order
+    assert receipt.limits_reached == ()
+    assert sorted(seen) == sorted(s.document_id for s in sources)  # the held try is not reported
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN count(l)") == 0
+
+
+async def test_waiting_for_leases_gives_up_after_its_time_and_names_the_limit(graph: None, store: Store) -> None:
+    sources = corpus(2)
+    await service(store).leases.acquire(sources[0].document_id, "run-alive")  # held for 600 s
+    seen: list[str | None] = []
+    receipt = await service(store, wait_for_leases_seconds=1.0).ingest(
+        sources, progress=lambda outcome: seen.append(outcome.error_code)
+    )
+    assert receipt.documents[0].error_code == "lease-held"
+    assert receipt.documents[1].status == DocumentStatus.INGESTED
+    assert [(limit.name, limit.value) for limit in receipt.limits_reached] == [("LeaseWait", 1)]
+    assert sorted(seen, key=str) == sorted([None, "lease-held"], key=str)
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN l.runId") == "run-alive"
+
+
+async def test_the_lease_wait_is_bounded() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        IngestionOptions(wait_for_leases_seconds=-1)
+    assert refused.value.code == "invalid-option"
+    with pytest.raises(ConfigurationError):
+        IngestionOptions(wait_for_leases_seconds=86_401)
 
 
 async def test_a_lease_taken_over_before_the_write_fails_the_document_with_lease_lost(

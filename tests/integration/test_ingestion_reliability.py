@@ -174,6 +174,62 @@ async def test_concurrent_workers_ingest_each_document_exactly_once(
     assert ingested == dict.fromkeys(planned, 1), "every document written by exactly one worker"
 
 
+async def test_workers_sharing_one_manifest_finish_what_a_killed_worker_held(
+    graph: None, store: Store, tmp_path: Path
+) -> None:
+    planned = write_corpus(tmp_path / "corpus", 120, seed=17)
+    # Short leases, a wait longer than a lease, the same manifest in the same order for all three.
+    args = ("--lease", "2", "--wait", "60", "--delay", "0.1")
+    first = worker(tmp_path / "corpus", *args)
+    doomed = await _first_run_with_documents(store)
+    others = [worker(tmp_path / "corpus", *args) for _ in range(2)]
+    await _runs_running(store, 3)
+    first.send_signal(signal.SIGKILL)  # mid-run: it holds the leases of the documents in flight
+    first.wait(timeout=30)
+    receipts = [receipt_of(p) for p in others]
+
+    status = await store.read("MATCH (r:IngestionRun {id: $id}) RETURN r.status AS status", {"id": doomed})
+    assert status.value("status") == "Running", "the killed run never finished"
+    for receipt in receipts:
+        outcomes = receipt["documents"]
+        assert isinstance(outcomes, list)
+        assert [o for o in outcomes if o["status"] not in ("Ingested", "Unchanged")] == []
+        assert receipt["limitsReached"] == []
+    state = await graph_state(store)
+    assert set(state["documents"]) == set(planned)  # type: ignore[arg-type]
+    assert_whole(state, planned)
+    assert state["leases"] == 0, "the dead worker's leases were taken over and released"
+
+
+async def _first_run_with_documents(store: Store) -> str:
+    """The id of the one Running run once it has committed a document (at most a minute)."""
+    try:
+        async with asyncio.timeout(60):
+            while True:
+                rows = await store.read(
+                    "MATCH (r:IngestionRun {status: 'Running'}) WHERE EXISTS { (:Document {runId: r.id}) } "
+                    "RETURN r.id AS id"
+                )
+                if rows.records:
+                    return str(rows.records[0]["id"])
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        raise AssertionError("the first worker committed nothing in time") from None
+
+
+async def _runs_running(store: Store, count: int) -> None:
+    """Returns once ``count`` runs are Running (at most a minute)."""
+    query = "MATCH (r:IngestionRun {status: 'Running'}) RETURN count(r) AS n"
+    try:
+        async with asyncio.timeout(60):
+            while True:
+                if (await store.read(query)).value("n", 0) >= count:
+                    return
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        raise AssertionError(f"{count} runs did not start in time") from None
+
+
 async def test_a_worker_killed_at_random_points_leaves_documents_whole_or_absent(
     graph: None, store: Store, tmp_path: Path
 ) -> None:

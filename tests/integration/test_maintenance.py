@@ -20,7 +20,7 @@ import pytest
 from graphrag_orm.codes import HealthFinding
 from graphrag_orm.errors import GraphRefused
 from graphrag_orm.ingestion.leases import Leases
-from graphrag_orm.maintenance import MaintenanceOptions, ResetScope
+from graphrag_orm.maintenance import MaintenanceOptions, RemovalProgress, ResetScope
 from graphrag_orm.maintenance.reports import MAX_FACT_UPDATES
 from graphrag_orm.sources import Sources
 from graphrag_orm.store import AccessMode, StatementEvent, Store
@@ -126,6 +126,22 @@ async def test_reset_of_everything_removes_every_document_and_finished_run_and_k
     )
     assert all(value == 0 for value in after.values()), after
     assert await scalar(store.reader, "SHOW INDEXES YIELD name RETURN count(name)") == schema_before
+
+
+async def test_reset_reports_its_progress_after_every_committed_batch(store: Store, graph: None) -> None:
+    await ingest(store, ["a", "b", "c", "d", "e"])
+    service = maintenance(store, options=MaintenanceOptions(batch_documents=2))
+    planned = await service.preview()
+    seen: list[tuple[int, int, int]] = []
+
+    def progress(done: RemovalProgress) -> None:
+        seen.append((done.documents, done.chunks, done.batches))
+
+    report = await service.reset(progress=progress)
+    assert [batches for _, _, batches in seen] == [1, 2, 3]
+    assert [documents for documents, _, _ in seen] == [2, 4, 5]
+    assert seen[-1][1] == report.chunks == planned.chunks
+    assert await scalar(store.reader, "MATCH (d:Document) RETURN count(d)") == 0
 
 
 async def test_reset_keeps_a_running_run_and_unexpired_leases(store: Store, graph: None) -> None:
