@@ -55,6 +55,7 @@ from common import (
     SCRATCH,
     BenchServer,
     LoadProbe,
+    LoadReport,
     generate_corpus,
     machine_description,
     print_table,
@@ -107,6 +108,17 @@ class RunResult:
     server_cpu: float = 0.0
     note: str = ""
     kill: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, load: LoadReport, **fields: Any) -> RunResult:
+        """A result with ``load``'s machine and CPU figures (``fields``: the rest, by name)."""
+        return cls(
+            **fields,
+            machine_busy=load.machine_busy,
+            others_busy=load.others_busy,
+            client_cpu=load.client_cpu,
+            server_cpu=load.server_cpu,
+        )
 
     @property
     def chunks_per_second(self) -> float:
@@ -409,18 +421,23 @@ async def check_invariants(store: Store, plan: Plan, label: str) -> None:
         raise SystemExit(f"INVARIANT BROKEN after {label}: " + "; ".join(problems))
 
 
-async def kill_report(store: Store, killer: Killer, per_worker: Sequence[WorkerResult], wall: float) -> dict[str, Any]:
+async def kill_report(store: Store, killer: Killer, wall: float) -> dict[str, Any]:
     """When the victim was killed, what it held, and the time from the kill to the last document written.
 
     The victim's leases are those of the snapshot at the kill under the victim's run id
     (read when it started, alone).
     """
     row = (await store.read("MATCH (d:Document) RETURN max(d.ingestedAt) AS last", name="bench.kill.last")).records[0]
+    wrote = await store.read(
+        "MATCH (d:Document {runId: $run}) RETURN count(d) AS n", {"run": killer.victim_run}, name="bench.kill.victim"
+    )
     held = [lease for lease in killer.leases_at_kill if lease["run"] == killer.victim_run]
     assert killer.killed_at is not None
     last = row["last"].to_native() if hasattr(row["last"], "to_native") else row["last"]
     return {
         "killed_after_documents": killer.documents_at_kill,
+        # Committed by the victim, counted afterwards: it may commit one more between the poll and the signal.
+        "victim_documents": int(wrote.value("n", 0)),
         "victim_leases_at_kill": len(held),
         "leases_at_kill": len(killer.leases_at_kill),
         "kill_to_last_document_seconds": (last - killer.killed_at).total_seconds(),
@@ -476,20 +493,17 @@ class Bench:
         label = f"{contender}, {workers} workers, {latency} ms" + (f", {order} order" if contender == "ours" else "")
         await check_invariants(self.store, self.plan, label)
         note = "" if contender == "ours" else "disjoint shares (no leases)"
-        result = RunResult(
-            contender,
-            workers,
-            latency,
-            len(setting.hosts[:workers]) if setting.hosts else 0,
-            order if contender == "ours" else "share",
-            wall,
-            self.plan.chunks,
-            per_worker,
-            load.machine_busy,
-            load.others_busy,
-            load.client_cpu,
-            load.server_cpu,
-            note,
+        result = RunResult.of(
+            load,
+            contender=contender,
+            workers=workers,
+            latency_ms=latency,
+            hosts=len(setting.hosts[:workers]) if setting.hosts else 0,
+            order=order if contender == "ours" else "share",
+            wall_seconds=wall,
+            chunks=self.plan.chunks,
+            per_worker=per_worker,
+            note=note,
         )
         print(f"{label}: {result.wall_seconds:.1f} s, {result.chunks_per_second:,.0f} chunks/s; {load.describe()}")
         return result
@@ -507,23 +521,20 @@ class Bench:
         if killer.killed_at is None:
             raise SystemExit("--kill: the victim finished before it could be killed (use more --documents)")
         await check_invariants(self.store, self.plan, f"kill run, {workers} workers, {latency} ms")
-        kill = await kill_report(self.store, killer, per_worker, wall)
+        kill = await kill_report(self.store, killer, wall)
         kill["lease_seconds"] = setting.lease_seconds
-        result = RunResult(
-            "ours, one killed",
-            workers,
-            latency,
-            min(workers, len(self.hosts.hosts)),
-            "same",
-            wall,
-            self.plan.chunks,
-            per_worker,
-            load.machine_busy,
-            load.others_busy,
-            load.client_cpu,
-            load.server_cpu,
-            f"lease {setting.lease_seconds:g} s",
-            kill,
+        result = RunResult.of(
+            load,
+            contender="ours, one killed",
+            workers=workers,
+            latency_ms=latency,
+            hosts=min(workers, len(self.hosts.hosts)),
+            order="same",
+            wall_seconds=wall,
+            chunks=self.plan.chunks,
+            per_worker=per_worker,
+            note=f"lease {setting.lease_seconds:g} s",
+            kill=kill,
         )
         print(
             f"kill run: victim killed after {kill['killed_after_documents']} documents holding "

@@ -358,7 +358,7 @@ class IngestionService:
         states = {}
         start = rotation(run_id, len(jobs))
         order = jobs[start:] + jobs[:start]
-        fresh = FreshStates(self._prefetch_states, [job.source for job in order])
+        fresh = FreshStates(self._prefetch_states, self.leases.present, [job.source for job in order])
         turned = await all_of(order, final=False, in_pass=True)
         outcomes = turned[len(jobs) - start :] + turned[: len(jobs) - start]
         outcomes, limit = await wait_for_held(outcomes, again, self.options.wait_for_leases_seconds)

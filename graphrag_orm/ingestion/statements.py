@@ -49,6 +49,8 @@ class LeaseStatements:
     release: Statement
     #: ``$keys``: deletes those of them that expired; ``swept``.
     sweep: Statement
+    #: ``$keys``: those of them with a lease, expired or not (``key``); reads only.
+    present: Statement
 
     @classmethod
     def render(cls, names: StoredNames, then: str = "RETURN 1 AS held") -> LeaseStatements:
@@ -76,6 +78,9 @@ class LeaseStatements:
             renew=Statement("ingestion.lease.renew", renew),
             renew_in_write=Statement("ingestion.document.renew_lease", renew),
             release=Statement("ingestion.lease.release", f"MATCH (l:{label} {{{key}: $key, {run}: $run}}) DELETE l"),
+            present=Statement(
+                "ingestion.lease.present", f"UNWIND $keys AS key MATCH (l:{label} {{{key}: key}}) RETURN key"
+            ),
             sweep=Statement(
                 "ingestion.lease.sweep",
                 f"UNWIND $keys AS key MATCH (l:{label} {{{key}: key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "

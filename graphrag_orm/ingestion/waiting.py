@@ -74,23 +74,36 @@ class FreshStates:
     def __init__(
         self,
         read: Callable[[Sequence[Source]], Awaitable[dict[str, dict[str, Any]]]],
+        leased: Callable[[list[str]], Awaitable[set[str]]],
         order: Sequence[Source],
         window: int = STATE_WINDOW,
     ) -> None:
         self._read = read
+        self._leased = leased
         self._order = order
         self._window = window
         self._reads: dict[int, asyncio.Future[dict[str, dict[str, Any]]]] = {}
 
     async def get(self, position: int) -> dict[str, Any] | None:
-        """The stored state of the document at ``position`` of the pass (None: nothing stored)."""
+        """The stored state of the document at ``position`` of the pass (None: nothing stored).
+
+        A document with a lease on it is given as None too, so it goes through the lease:
+        a worker killed after its commit left that lease, and only the lease path takes
+        it over and releases it once it expires.
+        """
         window = position // self._window
         if window not in self._reads:
             chosen = self._order[window * self._window : (window + 1) * self._window]
-            self._reads[window] = asyncio.ensure_future(self._read(chosen))
+            self._reads[window] = asyncio.ensure_future(self._window_states(chosen))
             self._reads.pop(window - 2, None)  # windows behind the pass are not asked again
         states = await self._reads[window]
         return states.get(self._order[position].document_id)
+
+    async def _window_states(self, chosen: Sequence[Source]) -> dict[str, dict[str, Any]]:
+        states = await self._read(chosen)
+        for key in await self._leased(list(states)):
+            del states[key]
+        return states
 
 
 def is_held(outcome: DocumentOutcome) -> bool:

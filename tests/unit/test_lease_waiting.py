@@ -61,10 +61,14 @@ def test_stored_states_are_read_window_by_window_as_the_pass_reaches_them() -> N
         reads.append([s.document_id for s in chosen])
         return {s.document_id: {"document": s.document_id} for s in chosen[:1]}
 
+    async def leased(keys: list[str]) -> set[str]:
+        return {key for key in keys if key == sources[4].document_id}  # a dead worker's lease on d4
+
     async def walk() -> list[object]:
-        fresh = FreshStates(read, sources, window=4)
+        fresh = FreshStates(read, leased, sources, window=4)
         return [await fresh.get(p) for p in range(10)]
 
     states = asyncio.run(walk())
     assert [len(r) for r in reads] == [4, 4, 2]  # one read per window, when the pass reaches it
-    assert [s is not None for s in states] == [True, False, False, False] * 2 + [True, False]
+    # d0 and d8 are stored; d4 is stored too, but leased: it must go through the lease.
+    assert [s is not None for s in states] == [True] + [False] * 7 + [True, False]
