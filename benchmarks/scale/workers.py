@@ -264,7 +264,8 @@ async def watch_and_kill(store: Store, process: asyncio.subprocess.Process, kill
     while process.returncode is None:
         written = (await store.read("MATCH (d:Document) RETURN count(d) AS n", name="bench.kill.poll")).records[0]["n"]
         leases = await store.read(
-            "MATCH (l:GraphRagLease) RETURN l.key AS key, l.runId AS run", name="bench.kill.leases"
+            "MATCH (l:GraphRagLease) RETURN l.key AS key, l.runId AS run, l.expiresAt AS expires",
+            name="bench.kill.leases",
         )
         if written >= killer.after and any(row["run"] == killer.victim_run for row in leases.records):
             process.send_signal(signal.SIGKILL)
@@ -421,26 +422,51 @@ async def check_invariants(store: Store, plan: Plan, label: str) -> None:
         raise SystemExit(f"INVARIANT BROKEN after {label}: " + "; ".join(problems))
 
 
+def native(value: Any) -> Any:
+    """A driver temporal value as Python's (others as they are)."""
+    return value.to_native() if hasattr(value, "to_native") else value
+
+
 async def kill_report(store: Store, killer: Killer, wall: float) -> dict[str, Any]:
-    """When the victim was killed, what it held, and the time from the kill to the last document written.
+    """When the victim was killed, what it held, and what became of each document it held.
 
     The victim's leases are those of the snapshot at the kill under the victim's run id
-    (read when it started, alone).
+    (read when it started, alone). A document it held was either committed by the victim
+    before it died (its lease then expires unreleased and is cleared by whoever reads the
+    document next) or taken over by another worker, which may only write it once the
+    lease expired: ``taken_over_before_expiry`` counts the breaches and must be 0. The
+    snapshot's expiry is a lower bound (a renewal between the snapshot and the signal
+    only moves it later), and ``ingestedAt`` is stamped after the takeover.
     """
     row = (await store.read("MATCH (d:Document) RETURN max(d.ingestedAt) AS last", name="bench.kill.last")).records[0]
     wrote = await store.read(
         "MATCH (d:Document {runId: $run}) RETURN count(d) AS n", {"run": killer.victim_run}, name="bench.kill.victim"
     )
-    held = [lease for lease in killer.leases_at_kill if lease["run"] == killer.victim_run]
+    held = {
+        lease["key"]: native(lease["expires"]) for lease in killer.leases_at_kill if lease["run"] == killer.victim_run
+    }
+    stored = await store.read(
+        "MATCH (d:Document) WHERE d.id IN $keys RETURN d.id AS key, d.runId AS run, d.ingestedAt AS at",
+        {"keys": sorted(held)},
+        name="bench.kill.held",
+    )
+    committed = [r for r in stored.records if r["run"] == killer.victim_run]
+    taken = [r for r in stored.records if r["run"] != killer.victim_run]
+    # Seconds from each held lease's expiry to the other worker's write (negative would be a breach).
+    margins = [(native(r["at"]) - held[r["key"]]).total_seconds() for r in taken]
     assert killer.killed_at is not None
-    last = row["last"].to_native() if hasattr(row["last"], "to_native") else row["last"]
     return {
         "killed_after_documents": killer.documents_at_kill,
         # Committed by the victim, counted afterwards: it may commit one more between the poll and the signal.
         "victim_documents": int(wrote.value("n", 0)),
         "victim_leases_at_kill": len(held),
         "leases_at_kill": len(killer.leases_at_kill),
-        "kill_to_last_document_seconds": (last - killer.killed_at).total_seconds(),
+        "held_committed_by_victim": len(committed),
+        "held_taken_over": len(taken),
+        "held_missing": len(held) - len(stored.records),
+        "taken_over_before_expiry": sum(1 for m in margins if m < 0),
+        "expiry_to_first_takeover_seconds": min(margins) if margins else None,
+        "kill_to_last_document_seconds": (native(row["last"]) - killer.killed_at).total_seconds(),
         "wall_seconds": wall,
     }
 
@@ -538,9 +564,12 @@ class Bench:
         )
         print(
             f"kill run: victim killed after {kill['killed_after_documents']} documents holding "
-            f"{kill['victim_leases_at_kill']} leases; last document written "
-            f"{kill['kill_to_last_document_seconds']:.1f} s after the kill"
+            f"{kill['victim_leases_at_kill']} leases ({kill['held_committed_by_victim']} of them already "
+            f"committed, {kill['held_taken_over']} taken over, {kill['taken_over_before_expiry']} before "
+            f"expiry); last document written {kill['kill_to_last_document_seconds']:.1f} s after the kill"
         )
+        if kill["taken_over_before_expiry"] or kill["held_missing"]:
+            raise SystemExit(f"INVARIANT BROKEN in the kill run: {kill}")
         return result
 
 
@@ -641,7 +670,18 @@ def report(results: Sequence[RunResult]) -> None:
     if killed:
         print()
         print_table(
-            ["Workers", "Hosts", "Added RTT", "Lease", "Killed after", "Victim's leases", "Kill to last write", "Wall"],
+            [
+                "Workers",
+                "Hosts",
+                "Added RTT",
+                "Lease",
+                "Killed after",
+                "Victim's leases",
+                "Committed / taken over",
+                "Expiry to first takeover",
+                "Kill to last write",
+                "Wall",
+            ],
             [
                 [
                     str(r.workers),
@@ -650,6 +690,10 @@ def report(results: Sequence[RunResult]) -> None:
                     f"{r.kill['lease_seconds']:g} s",
                     f"{r.kill['killed_after_documents']} documents",
                     str(r.kill["victim_leases_at_kill"]),
+                    f"{r.kill['held_committed_by_victim']} / {r.kill['held_taken_over']}",
+                    "-"
+                    if r.kill["expiry_to_first_takeover_seconds"] is None
+                    else f"{r.kill['expiry_to_first_takeover_seconds']:.1f} s",
                     f"{r.kill['kill_to_last_document_seconds']:.1f} s",
                     f"{r.wall_seconds:.1f} s",
                 ]

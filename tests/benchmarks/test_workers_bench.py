@@ -3,7 +3,7 @@
 ``benchmarks/scale/workers.py`` runs as a subprocess against its own local server (port
 7706, home ``home-workers-test``; the benchmark wipes its database): two CLI workers on
 this host and on two simulated hosts at 1 ms, plus a run where one worker is SIGKILLed
-and the other finishes its documents after the 10 s lease expires. Needs root and
+and the other finishes the documents it held once their 10 s leases expire. Needs root and
 ``ip netns`` (network namespaces); skipped with the reason otherwise.
 """
 
@@ -69,8 +69,14 @@ def test_a_killed_worker_is_finished_by_the_other(result: dict[str, Any]) -> Non
     victim, survivor = run["per_worker"]
     assert victim["killed"] and not survivor["killed"] and survivor["exit_code"] == 0
     assert run["kill"]["victim_leases_at_kill"] >= 1
-    # Its documents waited for its leases to expire, then were taken over.
-    assert run["kill"]["kill_to_last_document_seconds"] >= run["kill"]["lease_seconds"] / 2
+    kill = run["kill"]
+    # Each document it held was committed by it before it died, or written by the survivor
+    # only after that lease expired (the kill may land between a commit and its release, so
+    # how many of each is the race's; that none was taken early is not).
+    assert kill["held_committed_by_victim"] + kill["held_taken_over"] == kill["victim_leases_at_kill"]
+    assert kill["held_missing"] == 0 and kill["taken_over_before_expiry"] == 0
+    if kill["held_taken_over"]:
+        assert kill["expiry_to_first_takeover_seconds"] >= 0
     # Every document was written by one of the two: the victim before it died, or the survivor.
     assert survivor["ingested"] + run["kill"]["victim_documents"] == DOCUMENTS
     assert run["kill"]["victim_documents"] >= run["kill"]["killed_after_documents"] >= 1
