@@ -659,7 +659,7 @@ async def diagnose(bench: Bench, folder: Path, sample: int, server_pid: int | No
     repeat = 200
     began = time.perf_counter()
     for _ in range(repeat):
-        service.writer.statements(prepared, "run-x")
+        service.writer.rows(prepared, "run-x")
     statements_ms = (time.perf_counter() - began) / repeat * 1000
     rows_built = await _floor_rows(paths[0], source.source_uri, chunker, embedder, service.fingerprint, "run-x")
     began = time.perf_counter()
@@ -667,7 +667,7 @@ async def diagnose(bench: Bench, folder: Path, sample: int, server_pid: int | No
         await _floor_rows(paths[0], source.source_uri, chunker, embedder, service.fingerprint, "run-x")
     floor_ms = (time.perf_counter() - began) / repeat * 1000
     print(
-        f"Python work for one document of {len(rows_built.chunks)} chunks: `DocumentWriter.statements` "
+        f"Python work for one document of {len(rows_built.chunks)} chunks: `DocumentWriter.rows` "
         f"{statements_ms:.2f} ms; the floor's load + chunk + embed + rows, all together, {floor_ms:.2f} ms "
         "(embeddings cached after the first call)"
     )

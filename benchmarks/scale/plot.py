@@ -2,13 +2,13 @@
 
 Reads ``.benchmarks/scale/result-<size>-<dimensions>.json`` (written by ``run.py``; the
 20k, 100k and 1m runs, and with ``--every`` the dev runs of ``--documents N`` too) and draws
-four panels into ``docs/img/scale.svg``: chunks/s per size for graphrag-orm and the
+four panels into ``docs/images/scale.svg``: chunks/s per size for graphrag-orm and the
 floor; chunks/s per 10% slice within the largest run (does ingestion slow as the
 indexes grow?); hybrid retrieval p95, ours against the two raw index queries, per
 size; and reset seconds per size. Needs matplotlib (the ``eval`` extra).
 
     .venv/bin/python benchmarks/scale/plot.py
-    .venv/bin/python benchmarks/scale/plot.py --dimensions 384 --out docs/img/scale-384.svg
+    .venv/bin/python benchmarks/scale/plot.py --dimensions 384 --out docs/images/scale-384.svg
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=SCRATCH / "scale", help="folder of result-*.json")
     parser.add_argument("--dimensions", type=int, default=256)
     parser.add_argument("--every", action="store_true", help="also the dev runs (--documents N)")
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "img" / "scale.svg")
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "images" / "scale.svg")
     args = parser.parse_args(argv)
     results = load_results(args.results, args.dimensions, args.every)
     if not results:

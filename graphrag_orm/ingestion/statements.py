@@ -33,6 +33,23 @@ def _state_projection(names: StoredNames, variable: str) -> str:
     return ", ".join(f"{variable}.{document.stored(field)} AS {field}" for field in STATE_FIELDS)
 
 
+_EXPIRY = "datetime() + duration({milliseconds: $ms})"
+
+
+def _touch(names: StoredNames) -> str:
+    """Match ``$key``'s lease and write it before anything reads it, so the statement holds its write lock."""
+    lease = names.lease
+    claims = lease.stored("claims")
+    return f"MATCH (l:{lease.label} {{{lease.key}: $key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 WITH l"
+
+
+def _renewal(names: StoredNames) -> str:
+    """Renew ``$key``'s lease for ``$ms`` when ``$run`` holds it unexpired; ``l`` is it, or no row."""
+    lease = names.lease
+    run, expires = lease.stored("run_id"), lease.stored("expires_at")
+    return f"{_touch(names)} WHERE l.{run} = $run AND l.{expires} > datetime() SET l.{expires} = {_EXPIRY}"
+
+
 @dataclass(frozen=True)
 class LeaseStatements:
     """Take, renew, release and sweep leases (see :mod:`graphrag_orm.ingestion.leases` for why each is so)."""
@@ -58,22 +75,17 @@ class LeaseStatements:
         lease = names.lease
         label, key = lease.label, lease.key
         run, expires, claims = lease.stored("run_id"), lease.stored("expires_at"), lease.stored("claims")
-        expiry = "datetime() + duration({milliseconds: $ms})"
-        # Every update writes the lease before it reads it, so it holds the write lock.
-        touch = f"MATCH (l:{label} {{{key}: $key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 WITH l"
-        renew = (
-            f"{touch} WHERE l.{run} = $run AND l.{expires} > datetime() "
-            f"SET l.{expires} = {expiry} RETURN count(l) AS renewed"
-        )
+        touch = _touch(names)
+        renew = f"{_renewal(names)} RETURN count(l) AS renewed"
         return cls(
             insert=Statement(
                 "ingestion.lease.insert",
-                f"CREATE (l:{label}) SET l.{key} = $key, l.{run} = $run, l.{claims} = 0, l.{expires} = {expiry} "
+                f"CREATE (l:{label}) SET l.{key} = $key, l.{run} = $run, l.{claims} = 0, l.{expires} = {_EXPIRY} "
                 f"WITH l {then}",
             ),
             takeover=Statement(
                 "ingestion.lease.takeover",
-                f"{touch} WHERE l.{expires} <= datetime() SET l.{run} = $run, l.{expires} = {expiry} WITH l {then}",
+                f"{touch} WHERE l.{expires} <= datetime() SET l.{run} = $run, l.{expires} = {_EXPIRY} WITH l {then}",
             ),
             renew=Statement("ingestion.lease.renew", renew),
             renew_in_write=Statement("ingestion.document.renew_lease", renew),
@@ -141,6 +153,11 @@ class DocumentStatements:
     next_chunks: Statement
     #: ``$rows`` of ``{source, target, props}``: section to parent section edges.
     subsections: Statement
+    #: A new document's whole write in one statement, one round trip: the lease renewal
+    #: (``$key``, ``$run``, ``$ms``), then, only when it renewed, the upsert and the creates
+    #: above with ``$document``, ``$sections``, ``$chunks``, ``$chunk_sections``,
+    #: ``$next_chunks``, ``$subsections`` (one slice each); ``renewed`` is 1, or no row.
+    write_new: Statement
 
     @classmethod
     def render(cls, names: StoredNames) -> DocumentStatements:
@@ -159,6 +176,20 @@ class DocumentStatements:
             f"CALL () {{ MATCH (s:{section.label} {{{section_doc}: $document}}) DELETE s }}"
         )
         match_one = f"MATCH (d:{document.label} {{{document.key}: $id}})"
+        writes = (
+            document.upsert_statement("document"),
+            section.create_linked_statement(names.section_document, "sections"),
+            chunk.create_linked_statement(names.chunk_document, "chunks"),
+            names.chunk_section.create_statement("chunk_sections"),
+            names.next_chunk.create_statement("next_chunks"),
+            names.subsection.create_statement("subsections"),
+        )
+        # Unit subqueries keep the one row; a lease not renewed leaves no row, so nothing is written.
+        write_new = (
+            "WITH count(l) AS renewed WHERE renewed = 1 "
+            + " ".join(f"CALL () {{ {part} }}" for part in writes)
+            + " RETURN renewed"
+        )
         return cls(
             prefetch_states=Statement(
                 "ingestion.state.prefetch",
@@ -176,4 +207,5 @@ class DocumentStatements:
             chunk_sections=Statement("ingestion.document.chunk_sections", names.chunk_section.create_statement()),
             next_chunks=Statement("ingestion.document.next_chunks", names.next_chunk.create_statement()),
             subsections=Statement("ingestion.document.subsections", names.subsection.create_statement()),
+            write_new=Statement("ingestion.document.write", f"{_renewal(names)} {write_new}"),
         )

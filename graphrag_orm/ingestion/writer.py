@@ -10,7 +10,9 @@ and their edges are written with a few batched UNWIND statements
 (:class:`~graphrag_orm.ingestion.statements.DocumentStatements`). Chunks go
 :func:`chunk_rows_per_statement` rows per statement (and other rows
 :data:`ROWS_PER_STATEMENT`), so the server holds one slice of the parameters at a
-time besides the transaction's state (measured in docs/ingest.md). A process killed
+time besides the transaction's state (measured in docs/ingest.md). A new document
+whose lists each fit one slice is the renewal and all its writes in one statement
+(``write_new``): one round trip before the commit. A process killed
 at any point leaves the document as it was before, or complete. A transient error
 (a deadlock with another worker) runs the whole transaction again, at most
 ``attempts`` times (:meth:`Store.write <graphrag_orm.store.Store.write>`).
@@ -38,6 +40,7 @@ from graphrag_orm.store import DEFAULT_WRITE_ATTEMPTS, Store, StoreTransaction
 __all__ = [
     "ROWS_PER_STATEMENT",
     "VECTOR_COORDINATES_PER_STATEMENT",
+    "DocumentRows",
     "DocumentWriter",
     "PreparedDocument",
     "chunk_rows_per_statement",
@@ -56,6 +59,35 @@ def chunk_rows_per_statement(dimensions: int) -> int:
 
 def _slices(rows: list[dict[str, Any]], size: int) -> list[list[dict[str, Any]]]:
     return [rows[start : start + size] for start in range(0, len(rows), size)]
+
+
+@dataclass(frozen=True)
+class DocumentRows:
+    """One document's rows for its statements, by the parameter names of ``write_new``."""
+
+    document: list[dict[str, Any]]
+    sections: list[dict[str, Any]]
+    chunks: list[dict[str, Any]]
+    chunk_sections: list[dict[str, Any]]
+    next_chunks: list[dict[str, Any]]
+    subsections: list[dict[str, Any]]
+    chunks_per_statement: int
+
+    @property
+    def fits_one_statement(self) -> bool:
+        """Every list within its slice: the one statement holds no more than a sliced one would."""
+        others = (self.sections, self.chunk_sections, self.next_chunks, self.subsections)
+        return len(self.chunks) <= self.chunks_per_statement and all(len(r) <= ROWS_PER_STATEMENT for r in others)
+
+    def parameters(self) -> dict[str, list[dict[str, Any]]]:
+        return {
+            "document": self.document,
+            "sections": self.sections,
+            "chunks": self.chunks,
+            "chunk_sections": self.chunk_sections,
+            "next_chunks": self.next_chunks,
+            "subsections": self.subsections,
+        }
 
 
 @dataclass(frozen=True)
@@ -97,42 +129,52 @@ class DocumentWriter:
         self.attempts = attempts
         self.templates = DocumentStatements.render(self.names)
 
+    def rows(self, prepared: PreparedDocument, run_id: str) -> DocumentRows:
+        """The document's rows, each list whole (the statements slice them)."""
+        loaded, plan = prepared.loaded, prepared.plan
+        doc_id, fingerprint = prepared.document_id, plan.fingerprint
+        section_ids = {s.order: section_id(doc_id, loaded.content_hash, fingerprint, s.order) for s in plan.sections}
+        chunk_ids = [chunk_id(doc_id, loaded.content_hash, fingerprint, c.start_byte, c.end_byte) for c in plan.chunks]
+        stamp = {"run_id": run_id}
+        # Sections and chunks are created with the edge to their document in one statement.
+        section_edge = self.names.section_document.props(stamp)
+        chunk_edge = self.names.chunk_document.props(stamp)
+        in_section, following, parents = self._edge_rows(plan, section_ids, chunk_ids, stamp)
+        dimensions = len(prepared.vectors[0]) if prepared.vectors else 1
+        return DocumentRows(
+            document=[self._document_row(prepared, run_id)],
+            sections=[
+                {"props": row, "target": doc_id, "edge": section_edge}
+                for row in self._section_rows(prepared, section_ids, run_id)
+            ],
+            chunks=[
+                {"props": row, "target": doc_id, "edge": chunk_edge}
+                for row in self._chunk_rows(prepared, chunk_ids, run_id)
+            ],
+            chunk_sections=in_section,
+            next_chunks=following,
+            subsections=parents,
+            chunks_per_statement=chunk_rows_per_statement(dimensions),
+        )
+
     def statements(self, prepared: PreparedDocument, run_id: str) -> list[tuple[Statement, Mapping[str, Any]]]:
-        """The document's writes after the lease renewal and the retraction, with their parameters.
+        """The document's writes after the lease renewal and the retraction, one list slice per statement.
 
         The delete of a previous version comes first, and only when one existed.
         """
-        loaded, plan = prepared.loaded, prepared.plan
-        doc_id, fingerprint = prepared.document_id, plan.fingerprint
-        templates = self.templates
-        section_ids = {s.order: section_id(doc_id, loaded.content_hash, fingerprint, s.order) for s in plan.sections}
-        chunk_ids = [chunk_id(doc_id, loaded.content_hash, fingerprint, c.start_byte, c.end_byte) for c in plan.chunks]
+        rows, templates = self.rows(prepared, run_id), self.templates
         out: list[tuple[Statement, Mapping[str, Any]]] = []
         if prepared.existed:
-            out.append((templates.delete_previous, {"document": doc_id}))
-        out.append((templates.upsert_document, {"rows": [self._document_row(prepared, run_id)]}))
-        stamp = {"run_id": run_id}
-        # Sections and chunks are created with the edge to their document in one statement.
-        if plan.sections:
-            edge = self.names.section_document.props(stamp)
-            rows = [
-                {"props": row, "target": doc_id, "edge": edge}
-                for row in self._section_rows(prepared, section_ids, run_id)
-            ]
-            out.extend((templates.sections, {"rows": part}) for part in _slices(rows, ROWS_PER_STATEMENT))
-        if plan.chunks:
-            edge = self.names.chunk_document.props(stamp)
-            rows = [
-                {"props": row, "target": doc_id, "edge": edge} for row in self._chunk_rows(prepared, chunk_ids, run_id)
-            ]
-            dimensions = len(prepared.vectors[0]) if prepared.vectors else 1
-            size = chunk_rows_per_statement(dimensions)
-            out.extend((templates.chunks, {"rows": part}) for part in _slices(rows, size))
-        out.extend(
-            (statement, {"rows": part})
-            for statement, rows in self._edge_rows(plan, section_ids, chunk_ids, stamp)
-            for part in _slices(rows, ROWS_PER_STATEMENT)
-        )
+            out.append((templates.delete_previous, {"document": prepared.document_id}))
+        out.append((templates.upsert_document, {"rows": rows.document}))
+        for statement, part_rows, size in (
+            (templates.sections, rows.sections, ROWS_PER_STATEMENT),
+            (templates.chunks, rows.chunks, rows.chunks_per_statement),
+            (templates.chunk_sections, rows.chunk_sections, ROWS_PER_STATEMENT),
+            (templates.next_chunks, rows.next_chunks, ROWS_PER_STATEMENT),
+            (templates.subsections, rows.subsections, ROWS_PER_STATEMENT),
+        ):
+            out.extend((statement, {"rows": part}) for part in _slices(part_rows, size))
         return out
 
     def _document_row(self, prepared: PreparedDocument, run_id: str) -> dict[str, Any]:
@@ -199,8 +241,9 @@ class DocumentWriter:
 
     def _edge_rows(
         self, plan: ChunkPlan, section_ids: Mapping[int, str], chunk_ids: Sequence[str], stamp: Mapping[str, Any]
-    ) -> list[tuple[Statement, list[dict[str, Any]]]]:
-        names, templates = self.names, self.templates
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+        """Chunk to section, chunk to next chunk, section to parent section."""
+        names = self.names
         in_section = [
             names.chunk_section.row(chunk_ids[i], section_ids[c.section_order], stamp)
             for i, c in enumerate(plan.chunks)
@@ -212,35 +255,49 @@ class DocumentWriter:
             for s in plan.sections
             if s.parent_order is not None
         ]
-        return [
-            (templates.chunk_sections, in_section),
-            (templates.next_chunks, following),
-            (templates.subsections, parents),
-        ]
+        return in_section, following, parents
 
     async def write(self, prepared: PreparedDocument, run_id: str) -> int:
         """Write one document in one transaction; returns its chunk count.
 
+        A new document whose lists each fit one slice (nearly all) is renewal and writes in
+        one statement, one round trip (``ingestion.document.write``); a replaced or larger
+        one is the renewal, the retraction and delete, then one statement per slice.
         Raises ``DocumentFailure("lease-lost")`` (nothing written) when this run no
         longer holds the document's lease at the start of the transaction. Transient
         errors are retried whole (``attempts``); the last one is raised.
         """
-        statements = self.statements(prepared, run_id)
-        renew = self.leases.statements.renew_in_write
         renewal = self.leases.parameters(prepared.document_id, run_id)
+        rows = self.rows(prepared, run_id)
+        if not prepared.existed and rows.fits_one_statement:
+            write = self.templates.write_new
+            parameters = {**renewal, **rows.parameters()}
 
-        async def work(tx: StoreTransaction) -> None:
-            renewed = await tx.run(renew.cypher, renewal, name=renew.name)
-            if renewed.value("renewed", 0) != 1:
-                raise DocumentFailure(DocumentErrorCode.LEASE_LOST, "the lease expired or another run took it")
-            if prepared.existed:
-                # Mentions and quotes point at the old chunks: they go first, with the facts,
-                # whichever ontology (if any) wrote them.
-                await retract_knowledge(tx, self.names, prepared.document_id)
-            for statement, parameters in statements:
-                await tx.run(statement.cypher, parameters, name=statement.name)
-            if self.knowledge is not None and prepared.knowledge is not None:
-                await self.knowledge.write(tx, prepared.document_id, prepared.knowledge, run_id)
+            async def work(tx: StoreTransaction) -> None:
+                written = await tx.run(write.cypher, parameters, name=write.name)
+                if written.value("renewed", 0) != 1:
+                    raise DocumentFailure(DocumentErrorCode.LEASE_LOST, "the lease expired or another run took it")
+                await self._write_knowledge(tx, prepared, run_id)
+
+        else:
+            statements = self.statements(prepared, run_id)
+            renew = self.leases.statements.renew_in_write
+
+            async def work(tx: StoreTransaction) -> None:
+                renewed = await tx.run(renew.cypher, renewal, name=renew.name)
+                if renewed.value("renewed", 0) != 1:
+                    raise DocumentFailure(DocumentErrorCode.LEASE_LOST, "the lease expired or another run took it")
+                if prepared.existed:
+                    # Mentions and quotes point at the old chunks: they go first, with the facts,
+                    # whichever ontology (if any) wrote them.
+                    await retract_knowledge(tx, self.names, prepared.document_id)
+                for statement, statement_parameters in statements:
+                    await tx.run(statement.cypher, statement_parameters, name=statement.name)
+                await self._write_knowledge(tx, prepared, run_id)
 
         await self.store.write(work, attempts=self.attempts)
         return len(prepared.plan.chunks)
+
+    async def _write_knowledge(self, tx: StoreTransaction, prepared: PreparedDocument, run_id: str) -> None:
+        if self.knowledge is not None and prepared.knowledge is not None:
+            await self.knowledge.write(tx, prepared.document_id, prepared.knowledge, run_id)

@@ -19,6 +19,8 @@ from typing import Any
 from neomodel import ArrayProperty, AsyncStructuredNode, AsyncStructuredRel, FloatProperty
 from neomodel.properties import Property
 
+from graphrag_orm.layout import validate_identifier
+
 __all__ = ["EdgeWrites", "NodeWrites"]
 
 
@@ -27,6 +29,11 @@ def _stored_properties(cls: type[Any]) -> dict[str, tuple[str, Property[Any]]]:
         attribute: (prop.get_db_property_name(attribute), prop)
         for attribute, prop in cls.defined_properties(aliases=False, rels=False).items()
     }
+
+
+def parameter_name(name: str) -> str:
+    """``name`` if it is a plain identifier, to follow ``$`` in a statement (the toolkit's own names)."""
+    return validate_identifier(name, "statement parameter")
 
 
 def _deflate(prop: Property[Any], value: Any) -> Any:
@@ -85,11 +92,14 @@ class NodeWrites:
     def rows(self, records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return [self.row(record) for record in records]
 
-    def create_statement(self) -> str:
-        """Create one node per row (the key's uniqueness constraint refuses duplicates)."""
-        return f"UNWIND $rows AS row CREATE (n:{self.label}) SET n = row"
+    def create_statement(self, rows: str = "rows") -> str:
+        """Create one node per row (the key's uniqueness constraint refuses duplicates).
 
-    def create_linked_statement(self, edge: EdgeWrites) -> str:
+        ``rows`` names the list parameter (every statement here takes one: ``$rows`` by default).
+        """
+        return f"UNWIND ${parameter_name(rows)} AS row CREATE (n:{self.label}) SET n = row"
+
+    def create_linked_statement(self, edge: EdgeWrites, rows: str = "rows") -> str:
         """Create one node per row and its ``edge`` to the node found by key, in one statement.
 
         Rows are ``{"props": <row>, "target": <key>, "edge": <edge props>}``; the edge is
@@ -97,14 +107,16 @@ class NodeWrites:
         """
         target = NodeWrites(edge.target)
         return (
-            f"UNWIND $rows AS row CREATE (n:{self.label}) SET n = row.props WITH n, row "
+            f"UNWIND ${parameter_name(rows)} AS row CREATE (n:{self.label}) SET n = row.props WITH n, row "
             f"MATCH (t:{target.label} {{{target.key}: row.target}}) "
             f"CREATE (n)-[r:{edge.relationship_type}]->(t) SET r = row.edge"
         )
 
-    def upsert_statement(self) -> str:
+    def upsert_statement(self, rows: str = "rows") -> str:
         """Create or update one node per row by key; nulls remove properties."""
-        return f"UNWIND $rows AS row MERGE (n:{self.label} {{{self.key}: row.{self.key}}}) SET n += row"
+        return (
+            f"UNWIND ${parameter_name(rows)} AS row MERGE (n:{self.label} {{{self.key}: row.{self.key}}}) SET n += row"
+        )
 
     def delete_statement(self, by: str) -> str:
         """Delete nodes whose stored ``by`` property is in ``$keys`` (their edges must be gone first)."""
@@ -148,20 +160,16 @@ class EdgeWrites:
         props = {db: _deflate(prop, values.get(attr)) for attr, (db, prop) in self.properties.items()}
         return {"source": source_key, "target": target_key, "props": props}
 
-    @functools.cached_property
-    def _statement(self) -> str:
+    def create_statement(self, rows: str = "rows") -> str:
+        """Create one edge per row between nodes found by key, stored source to target."""
         source = NodeWrites(self.source)
         target = NodeWrites(self.target)
         return (
-            f"UNWIND $rows AS row "
+            f"UNWIND ${parameter_name(rows)} AS row "
             f"MATCH (a:{source.label} {{{source.key}: row.source}}) "
             f"MATCH (b:{target.label} {{{target.key}: row.target}}) "
             f"CREATE (a)-[r:{self.relationship_type}]->(b) SET r = row.props"
         )
-
-    def create_statement(self) -> str:
-        """Create one edge per row between nodes found by key, stored source to target."""
-        return self._statement
 
     def props(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """The edge's own properties by stored name, deflated."""

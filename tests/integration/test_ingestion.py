@@ -126,14 +126,8 @@ async def test_every_statement_is_named_and_goes_through_the_store_and_a_documen
         "ingestion.run.start",
         "ingestion.state.prefetch",
         "ingestion.lease.insert",
-        # the document's one write transaction, the lease renewed first
-        "ingestion.document.renew_lease",
-        "ingestion.document.upsert",
-        "ingestion.document.sections",
-        "ingestion.document.chunks",
-        "ingestion.document.chunk_sections",
-        "ingestion.document.next_chunks",
-        "ingestion.document.subsections",
+        # the document's one write transaction: a new document is one statement, the lease renewed first
+        "ingestion.document.write",
         # released after the commit
         "ingestion.lease.release",
         "ingestion.run.finish",
@@ -141,6 +135,66 @@ async def test_every_statement_is_named_and_goes_through_the_store_and_a_documen
     assert [e.mode for e in events if e.name.startswith("ingestion.state.")] == [AccessMode.READ]
     assert all(e.mode is AccessMode.WRITE for e in events if not e.name.startswith("ingestion.state."))
     assert all(e.error is None for e in events)
+
+
+async def content(store: Store) -> tuple[list[Any], list[Any]]:
+    """The lexical graph by keys, without what differs between runs (run ids, times, the run node)."""
+    volatile = {"runId", "ingestedAt"}
+    nodes = await store.read(
+        "MATCH (n) WHERE n:Document OR n:Section OR n:Chunk RETURN labels(n) AS labels, properties(n) AS props"
+    )
+    links = await store.read(
+        "MATCH (a)-[r]->(b) WHERE NOT a:IngestionRun AND NOT b:IngestionRun "
+        "RETURN type(r) AS type, a.id AS source, b.id AS target, properties(r) AS props"
+    )
+    return (
+        sorted(repr((row["labels"], {k: v for k, v in row["props"].items() if k not in volatile})) for row in nodes),
+        sorted(
+            repr((row["type"], row["source"], row["target"], {k: v for k, v in row["props"].items() if k != "runId"}))
+            for row in links
+        ),
+    )
+
+
+async def test_a_new_document_in_one_statement_is_the_graph_its_sliced_statements_write(
+    graph: None, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[StatementEvent] = []
+    remove = store.add_hook(events.append)
+    try:
+        await service(store).ingest(corpus(1))
+        one = await content(store)
+        await store.execute("MATCH (n) WHERE n:Document OR n:Section OR n:Chunk OR n:IngestionRun DETACH DELETE n")
+        # One row per statement: every list is sliced, so the statements are those of a large document.
+        monkeypatch.setattr("graphrag_orm.ingestion.writer.ROWS_PER_STATEMENT", 1)
+        await service(store).ingest(corpus(1))
+        sliced = await content(store)
+    finally:
+        remove()
+    assert one == sliced and len(one[0]) > 5 and len(one[1]) > 5
+    names = [e.name for e in events]
+    assert names.count("ingestion.document.write") == 1
+    assert names.count("ingestion.document.renew_lease") == 1
+    # Several slices of sections and of each edge kind (chunks stay at their own bound, 50 or more).
+    assert names.count("ingestion.document.sections") > 1 and names.count("ingestion.document.next_chunks") > 1
+
+
+async def test_a_changed_document_is_replaced_by_the_sliced_statements(graph: None, store: Store) -> None:
+    source = corpus(1)[0]
+    await service(store).ingest([source])
+    events: list[StatementEvent] = []
+    remove = store.add_hook(events.append)
+    try:
+        changed = Sources.text(
+            "doc-0", GUIDE.replace("BC-310", "BC-300") + "\n\nOne more paragraph.\n", media_type="text/markdown"
+        )
+        receipt = await service(store).ingest([changed])
+    finally:
+        remove()
+    assert receipt.documents[0].status == DocumentStatus.INGESTED
+    written = [e.name for e in events if e.name.startswith("ingestion.document.")]
+    assert written[:2] == ["ingestion.document.renew_lease", "ingestion.document.delete_previous"]
+    assert "ingestion.document.write" not in written
 
 
 async def test_unchanged_documents_are_not_rewritten_and_changed_ones_replace_their_chunks(
@@ -518,7 +572,7 @@ class _CancellingStore(Store):
             self.victim.cancel()
 
     def _during_write(self, event: StatementEvent) -> None:
-        if event.name == "ingestion.document.chunks":
+        if event.name in ("ingestion.document.write", "ingestion.document.chunks"):
             self.cancel("write-transaction")
 
     async def execute(
