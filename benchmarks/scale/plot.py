@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("svg")
 import matplotlib.pyplot as plt
@@ -82,7 +83,12 @@ def draw(results: list[dict[str, Any]], target: Path) -> None:
             axes.set_xticks(sizes, [f"{size:,}" for size in sizes])
             axes.minorticks_off()
     slices.set_xlabel("% of the corpus ingested")
+    for axes in (ingest, slices, reset):
+        axes.set_ylim(bottom=0)  # rates and times from zero, so the gaps read at their size
     latency.set_yscale("log")  # cold and warm differ by orders of magnitude
+    latency.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    latency.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    latency.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     figure.suptitle(f"graphrag-orm at scale, one machine ({results[0]['dimensions']} dimensions)")
     figure.tight_layout()
     target.parent.mkdir(parents=True, exist_ok=True)
