@@ -186,7 +186,7 @@ class DocumentStatements:
         )
         # Unit subqueries keep the one row; a lease not renewed leaves no row, so nothing is written.
         write_new = (
-            "WITH count(l) AS renewed WHERE renewed = 1 "
+            f"{_renewal(names)} WITH count(l) AS renewed WHERE renewed = 1 "
             + " ".join(f"CALL () {{ {part} }}" for part in writes)
             + " RETURN renewed"
         )
@@ -207,5 +207,5 @@ class DocumentStatements:
             chunk_sections=Statement("ingestion.document.chunk_sections", names.chunk_section.create_statement()),
             next_chunks=Statement("ingestion.document.next_chunks", names.next_chunk.create_statement()),
             subsections=Statement("ingestion.document.subsections", names.subsection.create_statement()),
-            write_new=Statement("ingestion.document.write", f"{_renewal(names)} {write_new}"),
+            write_new=Statement("ingestion.document.write", write_new),
         )

@@ -162,7 +162,10 @@ class DocumentWriter:
 
         The delete of a previous version comes first, and only when one existed.
         """
-        rows, templates = self.rows(prepared, run_id), self.templates
+        return self._sliced(prepared, self.rows(prepared, run_id))
+
+    def _sliced(self, prepared: PreparedDocument, rows: DocumentRows) -> list[tuple[Statement, Mapping[str, Any]]]:
+        templates = self.templates
         out: list[tuple[Statement, Mapping[str, Any]]] = []
         if prepared.existed:
             out.append((templates.delete_previous, {"document": prepared.document_id}))
@@ -280,7 +283,7 @@ class DocumentWriter:
                 await self._write_knowledge(tx, prepared, run_id)
 
         else:
-            statements = self.statements(prepared, run_id)
+            statements = self._sliced(prepared, rows)  # the rows built above, not again
             renew = self.leases.statements.renew_in_write
 
             async def work(tx: StoreTransaction) -> None:
