@@ -12,11 +12,15 @@ UV_VERSION := 0.13.8
 
 .PHONY: venv neo4j neo4j-stop migrate demo eval test lint typecheck sync unit integration e2e interop lock wheel-check clean
 
+# Bytecode is compiled at install, as pip does by default (uv does not): where
+# PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile every module it
+# imports (measured: 2.2 of the CLI's 3.3 s start).
 $(STAMP): requirements/lock.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --disable-pip-version-check "uv==$(UV_VERSION)"
-	@$(BIN)/uv pip install -q --python $(BIN)/python --require-hashes -r requirements/lock.txt
+	@$(BIN)/uv pip install -q --python $(BIN)/python --require-hashes --compile-bytecode -r requirements/lock.txt
 	@$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
+	@$(BIN)/python -m compileall -q graphrag_orm
 	@rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 venv: $(STAMP)

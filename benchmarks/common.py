@@ -83,31 +83,52 @@ class Corpus:
         return folder
 
 
-def generate_corpus(seed: int = 52, documents: int = 2_000) -> Corpus:
-    """``documents`` Markdown documents of 13 to 20 KB, the same bytes for the same seed.
+class MarkdownWriter:
+    """The benchmarks' Markdown: a 6,000-word made-up vocabulary, Zipf-weighted (ranks
+    shuffled once from the seed's generator), and documents written from a generator given.
 
-    Each has a title, an introduction and three to five ``##`` sections (some with a
-    ``###`` subsection) of prose paragraphs, with an occasional list or fenced code
-    block. Words come from a 6,000-word made-up vocabulary, Zipf-weighted, and each
-    document leans on its own 40 topic words, so documents differ the way real ones do.
-    With ``ChunkerOptions()`` (2,048 bytes, one paragraph of overlap) this gives about
-    ten chunks per document.
+    A document has a title, an introduction and three to five ``##`` sections (some with
+    a ``###`` subsection) of prose paragraphs, with an occasional list or fenced code
+    block, and leans on its own 40 topic words, so documents differ the way real ones
+    do. With ``ChunkerOptions()`` (2,048 bytes, one paragraph of overlap) this gives about
+    ten chunks per document. :func:`generate_corpus` draws every document from one
+    generator; the scale corpus (``scale/corpus.py``) gives each its own, so any one can
+    be written alone.
     """
-    rng = random.Random(seed)
-    vocabulary = _vocabulary(rng, 6_000)
-    weights = [1.0 / (rank + 1) ** 0.9 for rank in range(len(vocabulary))]
-    shuffled = vocabulary[:]
-    rng.shuffle(shuffled)  # Zipf ranks independent of alphabetical order
-    cumulative: list[float] = []
-    total = 0.0
-    for weight in weights:
-        total += weight
-        cumulative.append(total)
 
-    def common(count: int) -> list[str]:
-        return rng.choices(shuffled, cum_weights=cumulative, k=count)
+    def __init__(self, rng: random.Random, size: int = 6_000) -> None:
+        self.vocabulary = _vocabulary(rng, size)
+        self.ranked = self.vocabulary[:]
+        rng.shuffle(self.ranked)  # Zipf ranks independent of alphabetical order
+        total = 0.0
+        self.cumulative: list[float] = []
+        for rank in range(len(self.ranked)):
+            total += 1.0 / (rank + 1) ** 0.9
+            self.cumulative.append(total)
 
-    def sentence(topic: Sequence[str]) -> str:
+    def document(self, rng: random.Random) -> str:
+        """One document's Markdown, drawn from ``rng``."""
+        topic = rng.sample(self.vocabulary, 40)
+        parts = [f"# {self._heading(rng, topic, 4)}\n\n", self._paragraph(rng, topic) + "\n\n"]
+        for _ in range(rng.randint(3, 5)):
+            parts.append(f"## {self._heading(rng, topic, 3)}\n\n")
+            parts.extend(self._block(rng, topic) for _ in range(rng.randint(4, 7)))
+            if rng.random() < 0.3:
+                parts.append(f"### {self._heading(rng, topic, 2)}\n\n")
+                parts.extend(self._paragraph(rng, topic) + "\n\n" for _ in range(rng.randint(2, 4)))
+        return "".join(parts)
+
+    def _block(self, rng: random.Random, topic: Sequence[str]) -> str:
+        """A paragraph, or now and then a list or a fenced code block."""
+        roll = rng.random()
+        if roll < 0.08:
+            return "".join(f"- {self._sentence(rng, topic)}\n" for _ in range(rng.randint(3, 6))) + "\n"
+        if roll < 0.12:
+            body = "\n".join(f"{word}_{i} = {i}" for i, word in enumerate(rng.sample(list(topic), 6)))
+            return f"```python\n{body}\n```\n\n"
+        return self._paragraph(rng, topic) + "\n\n"
+
+    def _sentence(self, rng: random.Random, topic: Sequence[str]) -> str:
         words: list[str] = []
         for _ in range(rng.randint(7, 18)):
             roll = rng.random()
@@ -116,36 +137,25 @@ def generate_corpus(seed: int = 52, documents: int = 2_000) -> Corpus:
             elif roll < 0.65:
                 words.append(rng.choice(topic))
             else:
-                words.extend(common(1))
+                words.extend(rng.choices(self.ranked, cum_weights=self.cumulative, k=1))
         text = " ".join(words)
         return text[0].upper() + text[1:] + rng.choice("...?")
 
-    def paragraph(topic: Sequence[str]) -> str:
-        return " ".join(sentence(topic) for _ in range(rng.randint(3, 7)))
+    def _paragraph(self, rng: random.Random, topic: Sequence[str]) -> str:
+        return " ".join(self._sentence(rng, topic) for _ in range(rng.randint(3, 7)))
 
-    def heading(topic: Sequence[str], words: int) -> str:
-        return " ".join(w.capitalize() for w in rng.sample(list(topic), words))
+    @staticmethod
+    def _heading(rng: random.Random, topic: Sequence[str], words: int) -> str:
+        return " ".join(word.capitalize() for word in rng.sample(list(topic), words))
 
-    out: list[tuple[str, str]] = []
-    for number in range(documents):
-        topic = rng.sample(vocabulary, 40)
-        parts = [f"# {heading(topic, 4)}\n\n", paragraph(topic) + "\n\n"]
-        for _ in range(rng.randint(3, 5)):
-            parts.append(f"## {heading(topic, 3)}\n\n")
-            for _ in range(rng.randint(4, 7)):
-                roll = rng.random()
-                if roll < 0.08:
-                    parts.append("".join(f"- {sentence(topic)}\n" for _ in range(rng.randint(3, 6))) + "\n")
-                elif roll < 0.12:
-                    body = "\n".join(f"{w}_{i} = {i}" for i, w in enumerate(rng.sample(topic, 6)))
-                    parts.append(f"```python\n{body}\n```\n\n")
-                else:
-                    parts.append(paragraph(topic) + "\n\n")
-            if rng.random() < 0.3:
-                parts.append(f"### {heading(topic, 2)}\n\n")
-                parts.extend(paragraph(topic) + "\n\n" for _ in range(rng.randint(2, 4)))
-        out.append((f"doc-{number:05d}.md", "".join(parts)))
-    return Corpus(seed=seed, documents=tuple(out), vocabulary=tuple(vocabulary))
+
+def generate_corpus(seed: int = 52, documents: int = 2_000) -> Corpus:
+    """``documents`` Markdown documents of 13 to 20 KB (:class:`MarkdownWriter`), the same bytes
+    for the same seed: one generator draws the vocabulary, then every document in turn."""
+    rng = random.Random(seed)
+    writer = MarkdownWriter(rng)
+    out = [(f"doc-{number:05d}.md", writer.document(rng)) for number in range(documents)]
+    return Corpus(seed=seed, documents=tuple(out), vocabulary=tuple(writer.vocabulary))
 
 
 _WORD = re.compile(r"[a-z]{3,}")
@@ -430,4 +440,4 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
 
 
 def _numeric(cell: str) -> bool:
-    return bool(re.match(r"^[\d,.]+\s*(x|ms|s|%)?(\s*\(.*\))?$", cell))
+    return bool(re.match(r"^[-+]?[\d,.]+\s*(x|ms|s|%)?(\s*\(.*\))?$", cell))

@@ -3,7 +3,7 @@
 Document ``i`` comes from ``random.Random(f"{seed}:{i}")`` and a vocabulary shared by
 the whole corpus (made once from ``seed``, as in ``benchmarks/common.py``), so any
 document, any slice, can be generated alone and in parallel, and a 100,000-document
-corpus never sits in memory. The shape is ``common.generate_corpus``'s: a title, an
+corpus never sits in memory. ``common.MarkdownWriter`` writes each (as for ``common.generate_corpus``): a title, an
 introduction, three to five ``##`` sections of prose (some with a ``###``
 subsection), an occasional list or code block, Zipf-weighted words and 40 topic
 words per document; about ten chunks a document with ``ChunkerOptions()``.
@@ -20,7 +20,6 @@ import json
 import random
 import sys
 import time
-from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -28,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import _FUNCTION_WORDS, BASE_URI, Corpus, _vocabulary
+from common import BASE_URI, Corpus, MarkdownWriter
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.loaders.base import LoadedDocument
@@ -76,58 +75,15 @@ class DocumentGenerator:
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
-        rng = random.Random(seed)
-        self.vocabulary = _vocabulary(rng, 6_000)
-        self.ranked = self.vocabulary[:]
-        rng.shuffle(self.ranked)  # Zipf ranks independent of alphabetical order
-        total = 0.0
-        self.cumulative: list[float] = []
-        for rank in range(len(self.ranked)):
-            total += 1.0 / (rank + 1) ** 0.9
-            self.cumulative.append(total)
+        self.writer = MarkdownWriter(random.Random(seed))
+
+    @property
+    def vocabulary(self) -> list[str]:
+        return self.writer.vocabulary
 
     def document(self, number: int) -> str:
         """The Markdown of document ``number``: the same text for the same seed and number."""
-        rng = random.Random(f"{self.seed}:{number}")
-        topic = rng.sample(self.vocabulary, 40)
-        parts = [f"# {self._heading(rng, topic, 4)}\n\n", self._paragraph(rng, topic) + "\n\n"]
-        for _ in range(rng.randint(3, 5)):
-            parts.append(f"## {self._heading(rng, topic, 3)}\n\n")
-            parts.extend(self._block(rng, topic) for _ in range(rng.randint(4, 7)))
-            if rng.random() < 0.3:
-                parts.append(f"### {self._heading(rng, topic, 2)}\n\n")
-                parts.extend(self._paragraph(rng, topic) + "\n\n" for _ in range(rng.randint(2, 4)))
-        return "".join(parts)
-
-    def _block(self, rng: random.Random, topic: Sequence[str]) -> str:
-        """A paragraph, or now and then a list or a fenced code block."""
-        roll = rng.random()
-        if roll < 0.08:
-            return "".join(f"- {self._sentence(rng, topic)}\n" for _ in range(rng.randint(3, 6))) + "\n"
-        if roll < 0.12:
-            body = "\n".join(f"{word}_{i} = {i}" for i, word in enumerate(rng.sample(list(topic), 6)))
-            return f"```python\n{body}\n```\n\n"
-        return self._paragraph(rng, topic) + "\n\n"
-
-    def _sentence(self, rng: random.Random, topic: Sequence[str]) -> str:
-        words: list[str] = []
-        for _ in range(rng.randint(7, 18)):
-            roll = rng.random()
-            if roll < 0.35:
-                words.append(rng.choice(_FUNCTION_WORDS))
-            elif roll < 0.65:
-                words.append(rng.choice(topic))
-            else:
-                words.extend(rng.choices(self.ranked, cum_weights=self.cumulative, k=1))
-        text = " ".join(words)
-        return text[0].upper() + text[1:] + rng.choice("...?")
-
-    def _paragraph(self, rng: random.Random, topic: Sequence[str]) -> str:
-        return " ".join(self._sentence(rng, topic) for _ in range(rng.randint(3, 7)))
-
-    @staticmethod
-    def _heading(rng: random.Random, topic: Sequence[str], words: int) -> str:
-        return " ".join(word.capitalize() for word in rng.sample(list(topic), words))
+        return self.writer.document(random.Random(f"{self.seed}:{number}"))
 
 
 @lru_cache(maxsize=2)

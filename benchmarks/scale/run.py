@@ -13,7 +13,7 @@ in-index), the store's size on disk, the server's heap and page cache, and
 
     .venv/bin/python benchmarks/scale/run.py --size 20k
     .venv/bin/python benchmarks/scale/run.py --size 100k --contenders ours,floor,neo4j-graphrag
-    .venv/bin/python benchmarks/scale/run.py --size 1m            # about an hour
+    .venv/bin/python benchmarks/scale/run.py --size 1m            # 75 min for ours, about an hour for the floor
     .venv/bin/python benchmarks/scale/run.py --documents 200 --questions 20   # a quick look
 
 The local server (port 7697, home ``home-bench`` unless --port/--home) is started with

@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
+import importlib.util
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sys
@@ -245,6 +248,9 @@ class Killer:
     killed_at: datetime | None = None
     documents_at_kill: int = 0
     leases_at_kill: list[dict[str, Any]] = field(default_factory=list)
+    #: Per victim lease key: when the last poll that did not see it began (its lease was
+    #: taken after that); absent for a lease already there at the first poll.
+    taken_after: dict[str, datetime] = field(default_factory=dict)
 
 
 async def victim_run(store: Store, process: asyncio.subprocess.Process) -> str:
@@ -260,14 +266,30 @@ async def victim_run(store: Store, process: asyncio.subprocess.Process) -> str:
 
 
 async def watch_and_kill(store: Store, process: asyncio.subprocess.Process, killer: Killer) -> None:
-    """Poll the stored document count; SIGKILL the victim once ``after`` are written and it holds a lease."""
+    """Poll the stored document count; SIGKILL the victim once ``after`` are written and it holds a lease.
+
+    Each poll also notes when each of the victim's leases first showed: it was taken after
+    the previous poll began, which tells a document another worker wrote *before* the
+    victim took its lease (the victim holds it only to find it ``Unchanged``) from one
+    written while the lease was live (a breach).
+    """
+    previous: datetime | None = None
+    seen: set[str] = set()
     while process.returncode is None:
+        began = datetime.now(UTC)
         written = (await store.read("MATCH (d:Document) RETURN count(d) AS n", name="bench.kill.poll")).records[0]["n"]
         leases = await store.read(
             "MATCH (l:GraphRagLease) RETURN l.key AS key, l.runId AS run, l.expiresAt AS expires",
             name="bench.kill.leases",
         )
-        if written >= killer.after and any(row["run"] == killer.victim_run for row in leases.records):
+        victims = {row["key"] for row in leases.records if row["run"] == killer.victim_run}
+        for key in victims - seen:
+            if previous is not None:
+                killer.taken_after[key] = previous
+            else:
+                killer.taken_after.pop(key, None)
+        seen, previous = victims, began
+        if written >= killer.after and victims:
             process.send_signal(signal.SIGKILL)
             killer.killed_at = datetime.now(UTC)
             killer.documents_at_kill = written
@@ -431,10 +453,13 @@ async def kill_report(store: Store, killer: Killer, wall: float) -> dict[str, An
     """When the victim was killed, what it held, and what became of each document it held.
 
     The victim's leases are those of the snapshot at the kill under the victim's run id
-    (read when it started, alone). A document it held was either committed by the victim
-    before it died (its lease then expires unreleased and is cleared by whoever reads the
-    document next) or taken over by another worker, which may only write it once the
-    lease expired: ``taken_over_before_expiry`` counts the breaches and must be 0. The
+    (read when it started, alone). A document it held was committed by the victim before
+    it died (its lease then expires unreleased and is cleared by whoever reads the
+    document next), written by another worker before the victim took the lease (the
+    victim read a stale state and held it only to find it ``Unchanged``; told by the
+    polls, see :func:`watch_and_kill`), or taken over by another worker, which may only
+    write it once the lease expired: ``taken_over_before_expiry`` counts the breaches and
+    must be 0. The
     snapshot's expiry is a lower bound (a renewal between the snapshot and the signal
     only moves it later), and ``ingestedAt`` is stamped after the takeover.
     """
@@ -451,7 +476,11 @@ async def kill_report(store: Store, killer: Killer, wall: float) -> dict[str, An
         name="bench.kill.held",
     )
     committed = [r for r in stored.records if r["run"] == killer.victim_run]
-    taken = [r for r in stored.records if r["run"] != killer.victim_run]
+    others = [r for r in stored.records if r["run"] != killer.victim_run]
+    # Written by another worker before the victim's lease existed: the victim took the
+    # lease on a stale state and would have found the document Unchanged under it.
+    before = [r for r in others if r["key"] in killer.taken_after and native(r["at"]) <= killer.taken_after[r["key"]]]
+    taken = [r for r in others if r not in before]
     # Seconds from each held lease's expiry to the other worker's write (negative would be a breach).
     margins = [(native(r["at"]) - held[r["key"]]).total_seconds() for r in taken]
     assert killer.killed_at is not None
@@ -462,6 +491,7 @@ async def kill_report(store: Store, killer: Killer, wall: float) -> dict[str, An
         "victim_leases_at_kill": len(held),
         "leases_at_kill": len(killer.leases_at_kill),
         "held_committed_by_victim": len(committed),
+        "held_already_stored": len(before),
         "held_taken_over": len(taken),
         "held_missing": len(held) - len(stored.records),
         "taken_over_before_expiry": sum(1 for m in margins if m < 0),
@@ -565,7 +595,8 @@ class Bench:
         print(
             f"kill run: victim killed after {kill['killed_after_documents']} documents holding "
             f"{kill['victim_leases_at_kill']} leases ({kill['held_committed_by_victim']} of them already "
-            f"committed, {kill['held_taken_over']} taken over, {kill['taken_over_before_expiry']} before "
+            f"committed, {kill['held_already_stored']} stored by another before it, "
+            f"{kill['held_taken_over']} taken over, {kill['taken_over_before_expiry']} before "
             f"expiry); last document written {kill['kill_to_last_document_seconds']:.1f} s after the kill"
         )
         if kill["taken_over_before_expiry"] or kill["held_missing"]:
@@ -677,7 +708,7 @@ def report(results: Sequence[RunResult]) -> None:
                 "Lease",
                 "Killed after",
                 "Victim's leases",
-                "Committed / taken over",
+                "Committed / stored before / taken over",
                 "Expiry to first takeover",
                 "Kill to last write",
                 "Wall",
@@ -690,7 +721,8 @@ def report(results: Sequence[RunResult]) -> None:
                     f"{r.kill['lease_seconds']:g} s",
                     f"{r.kill['killed_after_documents']} documents",
                     str(r.kill["victim_leases_at_kill"]),
-                    f"{r.kill['held_committed_by_victim']} / {r.kill['held_taken_over']}",
+                    f"{r.kill['held_committed_by_victim']} / {r.kill.get('held_already_stored', 0)} / "
+                    f"{r.kill['held_taken_over']}",
                     "-"
                     if r.kill["expiry_to_first_takeover_seconds"] is None
                     else f"{r.kill['expiry_to_first_takeover_seconds']:.1f} s",
@@ -703,12 +735,34 @@ def report(results: Sequence[RunResult]) -> None:
         )
 
 
+def compile_bytecode() -> str:
+    """Compile this checkout's modules (those out of date) and check the venv's, so every worker
+    starts as installed code does.
+
+    Each worker is a new process. Where ``PYTHONDONTWRITEBYTECODE`` is set (this machine)
+    and the packages were installed without bytecode (uv's default), every process compiles
+    every module it imports: 2.2 s of the CLI's 3.3 s start and 1.4 of the floor worker's
+    2.5 s, measured on 3 December, which the contenders would pay eight times over and no
+    pip-installed deployment pays at all (pip compiles at install; ``make venv`` does too).
+    """
+    skip = re.compile(r"[/\\]\.venv")  # the neo4j-graphrag venv under benchmarks/ is pip's, compiled
+    compiled = all(compileall.compile_dir(REPO / folder, quiet=1, rx=skip) for folder in ("graphrag_orm", "benchmarks"))
+    import neo4j  # the installed packages: compiled at install by make venv, else a warning
+
+    installed = Path(importlib.util.cache_from_source(neo4j.__file__)).exists()
+    if not compiled:
+        raise SystemExit("bytecode: compileall failed for this checkout")
+    return "compiled" if installed else "the venv's packages have no bytecode: run `make venv` again"
+
+
 def main(args: argparse.Namespace) -> None:
     if args.floor_worker:
         asyncio.run(floor_worker(Path(args.floor_worker), args.in_flight))
         return
     signal.signal(signal.SIGTERM, raise_terminated)  # clean up on SIGTERM as on Ctrl-C
     print(f"machine: {machine_description()}")
+    bytecode = compile_bytecode()
+    print(f"bytecode: {bytecode}")
     needs_hosts = max(args.latency) > 0
     if needs_hosts:
         reason = netns_permitted()
@@ -728,7 +782,7 @@ def main(args: argparse.Namespace) -> None:
     report(results)
     out = args.out or SCRATCH / "scale" / f"workers-{time.strftime('%Y%m%d-%H%M%S')}.json"
     runs = [dict(asdict(r), chunks_per_second=r.chunks_per_second) for r in results]
-    out.write_text(json.dumps({"args": vars(args), "runs": runs}, indent=2, default=str))
+    out.write_text(json.dumps({"args": vars(args), "bytecode": bytecode, "runs": runs}, indent=2, default=str))
     print(f"\nwritten: {out.relative_to(REPO)}")
 
 

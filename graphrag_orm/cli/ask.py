@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from graphrag_orm.answers import Answer, AnswerExport, Disposition
-from graphrag_orm.cli._common import console, fail, resolve_documents, run
+from graphrag_orm.cli._common import console, fail, print_json, resolve_documents, run
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
@@ -78,7 +78,7 @@ def ask(
     if export is not None:
         export.write_text(AnswerExport.to_json(answer), encoding="utf-8")
     if as_json:
-        console.print_json(AnswerExport.to_json(answer))
+        print_json(AnswerExport.to_json(answer))
     else:
         show_answer(answer, choice.chat_label)
         if export is not None:

@@ -24,7 +24,7 @@ from graphrag_orm.catalog import (
     DocumentList,
     RunList,
 )
-from graphrag_orm.cli._common import console, run, with_graphrag
+from graphrag_orm.cli._common import console, print_json, run, with_graphrag
 
 __all__ = ["SHOWN_ID", "documents", "runs", "show", "shown_time"]
 
@@ -51,7 +51,7 @@ def documents(limit: int = LimitOption, as_json: bool = JsonOption) -> None:
     """List stored documents: id (a prefix), source, title, chunks, run and when ingested."""
     found: DocumentList = run(with_graphrag(lambda rag: rag.catalog.documents(limit)))
     if as_json:
-        console.print_json(found.to_json())
+        print_json(found.to_json())
         return
     if not found.documents:
         console.print("no documents: `graphrag-orm ingest PATH` adds some")
@@ -82,7 +82,7 @@ def runs(limit: int = LimitOption, as_json: bool = JsonOption) -> None:
     """List ingestion runs, newest first: id, status, started, completed and counts."""
     found: RunList = run(with_graphrag(lambda rag: rag.catalog.runs(limit)))
     if as_json:
-        console.print_json(found.to_json())
+        print_json(found.to_json())
         return
     if not found.runs:
         console.print("no runs")
@@ -130,7 +130,7 @@ def show(
     """Show one document's metadata and chunk spans (order, bytes, tokens, section); never its text."""
     detail: DocumentDetail = run(with_graphrag(lambda rag: rag.catalog.document(document, chunk_limit=chunks)))
     if as_json:
-        console.print_json(detail.to_json())
+        print_json(detail.to_json())
         return
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")

@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from graphrag_orm.cli._common import OntologyOption, console, error_line, errors, fail, load_ontology, run
+from graphrag_orm.cli._common import OntologyOption, console, error_line, errors, fail, load_ontology, print_json, run
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
@@ -88,7 +88,7 @@ def ask(
 
     answer = run(work())
     if as_json:
-        console.print_json(answer.to_json())
+        print_json(answer.to_json())
     else:
         show_graph_answer(answer, choice.chat_label)
     if answer.refusal is not None:

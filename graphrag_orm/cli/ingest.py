@@ -18,7 +18,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from graphrag_orm.cli._common import OntologyOption, console, errors, fail, load_ontology, resolve_documents, run
+from graphrag_orm.cli._common import (
+    OntologyOption,
+    console,
+    errors,
+    fail,
+    load_ontology,
+    print_json,
+    resolve_documents,
+    run,
+)
 from graphrag_orm.cli.collect import DEFAULT_PATTERNS, Collected, collect_sources
 from graphrag_orm.cli.receipts import preview_table, receipt_table
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
@@ -127,7 +136,7 @@ def ingest(
 
     result = run(work())
     if as_json:
-        console.print_json(result.to_json())
+        print_json(result.to_json())
         if isinstance(result, IngestionReceipt):
             _unreachable(result)
             if result.failed:
@@ -185,7 +194,7 @@ def search(
 
     evidence = run(work())
     if as_json:
-        console.print_json(evidence.to_json())
+        print_json(evidence.to_json())
         return
     table = Table("#", "document", "bytes", "score", "routes", "text")
     for position, item in enumerate(evidence.items, start=1):

@@ -22,7 +22,7 @@ from typing import TypeVar
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from graphrag_orm.cli._common import console, fail, run, with_database
+from graphrag_orm.cli._common import console, fail, print_json, run, with_database
 from graphrag_orm.cli.migrations import LAYOUTS
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder, Similarity
@@ -270,7 +270,7 @@ def backfill(
 
     receipt = _with_plan(sets, work)
     if as_json:
-        console.print_json(receipt.to_json())
+        print_json(receipt.to_json())
         return
     label = getattr(embedder, "label", type(embedder).__name__)
     console.print(f"embedder: {label}")
@@ -319,7 +319,7 @@ def complete(
     options = _guard(lambda: PageOptions(page_size=page_size, max_pages=max_pages))
     receipt: CompleteReceipt = _with_plan(sets, lambda chosen: chosen.complete(options))
     if as_json:
-        console.print_json(receipt.to_json())
+        print_json(receipt.to_json())
         return
     console.print(
         f"completed {_n(receipt.chunks_completed, 'chunk')} in {_n(receipt.pages, 'page')} "
@@ -370,7 +370,7 @@ def cleanup(
 
     receipt = _with_plan(sets, work)
     if as_json:
-        console.print_json(receipt.to_json())
+        print_json(receipt.to_json())
     else:
         console.print(
             f"removed {_n(receipt.old_vectors_removed, 'old vector')} in {_n(receipt.pages, 'page')} "

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from graphrag_orm.cli._common import OntologyOption, console, fail, load_ontology, run, with_graphrag
+from graphrag_orm.cli._common import OntologyOption, console, fail, load_ontology, print_json, run, with_graphrag
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.ontology import Ontology
@@ -70,7 +70,7 @@ def suggest(
     if out is not None:
         out.write_text(json.dumps(found.model_dump(mode="json", by_alias=True), indent=2) + "\n", encoding="utf-8")
     if as_json:
-        console.print_json(found.to_json())
+        print_json(found.to_json())
     else:
         console.print(_table(found))
     for limit in found.limits_reached:

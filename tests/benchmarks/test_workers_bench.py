@@ -9,6 +9,7 @@ and the other finishes the documents it held once their 10 s leases expire. Need
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -70,16 +71,26 @@ def test_a_killed_worker_is_finished_by_the_other(result: dict[str, Any]) -> Non
     assert victim["killed"] and not survivor["killed"] and survivor["exit_code"] == 0
     assert run["kill"]["victim_leases_at_kill"] >= 1
     kill = run["kill"]
-    # Each document it held was committed by it before it died, or written by the survivor
-    # only after that lease expired (the kill may land between a commit and its release, so
-    # how many of each is the race's; that none was taken early is not).
-    assert kill["held_committed_by_victim"] + kill["held_taken_over"] == kill["victim_leases_at_kill"]
+    # Each document it held was committed by it before it died, written by the survivor
+    # before the victim took that lease (the victim, on a stale state, would have found it
+    # Unchanged under it), or written by the survivor only after that lease expired; how
+    # many of each is the race's, that none was taken early is not.
+    held = kill["held_committed_by_victim"] + kill["held_already_stored"] + kill["held_taken_over"]
+    assert held == kill["victim_leases_at_kill"]
     assert kill["held_missing"] == 0 and kill["taken_over_before_expiry"] == 0
     if kill["held_taken_over"]:
         assert kill["expiry_to_first_takeover_seconds"] >= 0
     # Every document was written by one of the two: the victim before it died, or the survivor.
     assert survivor["ingested"] + run["kill"]["victim_documents"] == DOCUMENTS
     assert run["kill"]["victim_documents"] >= run["kill"]["killed_after_documents"] >= 1
+
+
+def test_the_workers_started_from_bytecode(result: dict[str, Any]) -> None:
+    # Every worker is a new process: without bytecode each would compile what it imports.
+    assert result["bytecode"] == "compiled"
+    for module in (ROOT / "graphrag_orm" / "cli" / "__init__.py", ROOT / "graphrag_orm" / "ingestion" / "service.py"):
+        cached = Path(importlib.util.cache_from_source(str(module)))
+        assert cached.exists() and cached.stat().st_mtime >= module.stat().st_mtime
 
 
 def test_nothing_is_left_behind(result: dict[str, Any]) -> None:

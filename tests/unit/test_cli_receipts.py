@@ -1,11 +1,17 @@
-"""The ingest command's tables and file collection, rendered and walked without a database."""
+"""The ingest command's tables, JSON output and file collection, rendered and walked without a database."""
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
+import pytest
+from rich.color import ColorSystem
 from rich.console import Console
 
+from graphrag_orm.cli import _common as common
+from graphrag_orm.cli._common import print_json
 from graphrag_orm.cli.collect import DEFAULT_PATTERNS, collect_sources
 from graphrag_orm.cli.receipts import receipt_table
 from graphrag_orm.codes import DocumentErrorCode
@@ -52,3 +58,21 @@ def test_a_folder_of_files_no_loader_reads_is_counted_by_pattern_and_media_type(
     assert [Path(s.source_uri).name for s in everything.sources] == ["c.md"]
     assert everything.folders[0].by_media_type == 2
     assert ".rst 2" in everything.folders[0].describe(("*",))
+
+
+def test_json_piped_is_the_text_a_terminal_shows_without_colour(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = _receipt(DocumentErrorCode.UNSUPPORTED_MEDIA_TYPE).to_json()
+    shown = Console(file=io.StringIO(), color_system=None, width=40)
+    shown.print_json(text)
+    print_json(text)  # captured: not a terminal, so written as is
+    piped = capsys.readouterr().out
+    assert piped == shown.file.getvalue()  # type: ignore[attr-defined]
+    assert json.loads(piped) == json.loads(text) and piped.startswith('{\n  "runId": "run-1"')
+    # On a terminal it goes through rich's highlighter (colour codes around the values).
+    monkeypatch.setattr(common.console, "_force_terminal", True)
+    monkeypatch.setattr(common.console, "_color_system", ColorSystem.STANDARD)
+    print_json('{"name": "é"}')
+    coloured = capsys.readouterr().out
+    assert "\x1b[" in coloured and '"é"' in coloured
