@@ -3,9 +3,10 @@
 Reads ``.benchmarks/scale/result-<size>-<dimensions>.json`` (written by ``run.py``; the
 20k, 100k and 1m runs, and with ``--every`` the dev runs of ``--documents N`` too) and draws
 four panels into ``docs/images/scale.svg``: chunks/s per size for graphrag-orm and the
-floor; chunks/s per 10% slice within the largest run (does ingestion slow as the
-indexes grow?); hybrid retrieval p95, ours against the two raw index queries, per
-size; and reset seconds per size. Needs matplotlib (the ``eval`` extra).
+floor; chunks/s per 10% slice (does ingestion slow as the indexes grow?) in the largest
+run with contenders side by side, and dashed a contender's larger run alone; hybrid
+retrieval p95, ours against the two raw index queries, per size; and reset seconds per
+size. Needs matplotlib (the ``eval`` extra).
 
     .venv/bin/python benchmarks/scale/plot.py
     .venv/bin/python benchmarks/scale/plot.py --dimensions 384 --out docs/images/scale-384.svg
@@ -47,14 +48,26 @@ def draw(results: list[dict[str, Any]], target: Path) -> None:
     """The four panels, sizes on a log axis, into ``target``."""
     figure, ((ingest, slices), (latency, reset)) = plt.subplots(2, 2, figsize=(11, 8))
     sizes = [chunks_of(result) for result in results]
-    for key, label in CONTENDERS:
+    # Per slice: the largest run with contenders side by side (solid), and a contender's
+    # larger run alone, if any (dashed): runs apart are not side by side.
+    together = next((r for r in reversed(results) if sum(key in r for key, _ in CONTENDERS) >= 2), results[-1])
+    for number, (key, label) in enumerate(CONTENDERS):
         points = [(chunks_of(r), r[key]["ingest"]["chunks_per_second"]) for r in results if key in r]
         if points:
             ingest.plot(*zip(*points, strict=True), marker="o", label=label)
         biggest = next((r for r in reversed(results) if key in r), None)
-        if biggest is not None:
-            rates = [s["chunks"] / s["seconds"] for s in biggest[key]["ingest"]["slices"]]
-            slices.plot(range(10, 10 * len(rates) + 1, 10), rates, marker="o", label=f"{label}, {biggest['size']}")
+        for run, style in ((together, "-"), (biggest, "--")):
+            if run is None or key not in run or (style == "--" and run is together):
+                continue
+            rates = [s["chunks"] / s["seconds"] for s in run[key]["ingest"]["slices"]]
+            slices.plot(
+                range(10, 10 * len(rates) + 1, 10),
+                rates,
+                style,
+                color=f"C{number}",
+                marker="o",
+                label=f"{label}, {run['size']}" + ("" if style == "-" else " (another run)"),
+            )
     for phase, style in (("warm", "-"), ("cold", ":")):
         for who, label, colour in (("ours", "graphrag-orm", "C0"), ("floor", "two raw index queries", "C1")):
             points = [
@@ -68,7 +81,7 @@ def draw(results: list[dict[str, Any]], target: Path) -> None:
             reset.plot(*zip(*points, strict=True), marker="o", label=label)
     for axes, title, unit in (
         (ingest, "Ingestion over the whole run", "chunks/s"),
-        (slices, "Ingestion per 10% slice, largest run", "chunks/s"),
+        (slices, "Ingestion per 10% slice", "chunks/s"),
         (latency, "Hybrid retrieval p95", "ms"),
         (reset, "Reset of everything", "seconds"),
     ):
