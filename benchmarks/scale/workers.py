@@ -459,9 +459,8 @@ async def kill_report(store: Store, killer: Killer, wall: float) -> dict[str, An
     victim read a stale state and held it only to find it ``Unchanged``; told by the
     polls, see :func:`watch_and_kill`), or taken over by another worker, which may only
     write it once the lease expired: ``taken_over_before_expiry`` counts the breaches and
-    must be 0. The
-    snapshot's expiry is a lower bound (a renewal between the snapshot and the signal
-    only moves it later), and ``ingestedAt`` is stamped after the takeover.
+    must be 0. The snapshot's expiry is a lower bound (a renewal between the snapshot and
+    the signal only moves it later), and ``ingestedAt`` is stamped after the takeover.
     """
     row = (await store.read("MATCH (d:Document) RETURN max(d.ingestedAt) AS last", name="bench.kill.last")).records[0]
     wrote = await store.read(
@@ -721,7 +720,7 @@ def report(results: Sequence[RunResult]) -> None:
                     f"{r.kill['lease_seconds']:g} s",
                     f"{r.kill['killed_after_documents']} documents",
                     str(r.kill["victim_leases_at_kill"]),
-                    f"{r.kill['held_committed_by_victim']} / {r.kill.get('held_already_stored', 0)} / "
+                    f"{r.kill['held_committed_by_victim']} / {r.kill['held_already_stored']} / "
                     f"{r.kill['held_taken_over']}",
                     "-"
                     if r.kill["expiry_to_first_takeover_seconds"] is None
@@ -741,17 +740,18 @@ def compile_bytecode() -> str:
 
     Each worker is a new process. Where ``PYTHONDONTWRITEBYTECODE`` is set (this machine)
     and the packages were installed without bytecode (uv's default), every process compiles
-    every module it imports: 2.2 s of the CLI's 3.3 s start and 1.4 of the floor worker's
-    2.5 s, measured on 3 December, which the contenders would pay eight times over and no
-    pip-installed deployment pays at all (pip compiles at install; ``make venv`` does too).
+    every module it imports (``benchmarks/cli/run.py``: 1.7 s more CPU at the command
+    line's start, 1.6 s at the floor worker's), which the contenders would pay eight times
+    over and no pip-installed deployment pays at all (pip compiles at install; ``make
+    venv`` does too).
     """
     skip = re.compile(r"[/\\]\.venv")  # the neo4j-graphrag venv under benchmarks/ is pip's, compiled
     compiled = all(compileall.compile_dir(REPO / folder, quiet=1, rx=skip) for folder in ("graphrag_orm", "benchmarks"))
+    if not compiled:
+        raise SystemExit("bytecode: compileall failed for this checkout")
     import neo4j  # the installed packages: compiled at install by make venv, else a warning
 
     installed = Path(importlib.util.cache_from_source(neo4j.__file__)).exists()
-    if not compiled:
-        raise SystemExit("bytecode: compileall failed for this checkout")
     return "compiled" if installed else "the venv's packages have no bytecode: run `make venv` again"
 
 

@@ -63,10 +63,9 @@ OntologyOption = typer.Option(
 def print_json(text: str) -> None:
     """JSON on standard output, indented: highlighted on a terminal, written as is when piped.
 
-    The same text either way (two-space indent, UTF-8 as typed). rich's highlighter costs
-    about 0.4 ms per document of an ingest receipt (0.16 s for 400 documents, measured
-    against 3.5 ms for the plain dump), paid by every worker of a shared manifest for
-    colours a script reading the output never sees.
+    The same text either way (two-space indent, UTF-8 as typed). rich's highlighter grows
+    with the receipt, and every worker of a shared manifest would pay it for colours a
+    script reading the output never sees (``benchmarks/cli/run.py`` measures both).
     """
     if console.is_terminal:
         console.print_json(text)
