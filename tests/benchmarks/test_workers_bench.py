@@ -82,7 +82,11 @@ def test_a_killed_worker_is_finished_by_the_other(result: dict[str, Any]) -> Non
         assert kill["expiry_to_first_takeover_seconds"] >= 0
     # Every document was written by one of the two: the victim before it died, or the survivor.
     assert survivor["ingested"] + run["kill"]["victim_documents"] == DOCUMENTS
-    assert run["kill"]["victim_documents"] >= run["kill"]["killed_after_documents"] >= 1
+    # The kill came mid-run, and the victim wrote nothing after it but what it held: the
+    # documents stored at the kill (by either worker) bound what it wrote before, so its
+    # count may be below them (the survivor wrote some too), never above them plus those.
+    assert kill["killed_after_documents"] >= 1
+    assert kill["victim_documents"] <= kill["killed_after_documents"] + kill["held_committed_by_victim"]
 
 
 def test_the_workers_started_from_bytecode(result: dict[str, Any]) -> None:
