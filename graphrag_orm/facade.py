@@ -4,17 +4,23 @@ The facade only wires: every service can also be built alone (for tests or custo
 setups) from the same parts. ``connect()`` refuses to start when the database's chunk
 vector index is missing or has other dimensions than the embedding set, because
 ingestion could not write and retrieval could not search.
+
+``ingestion`` and ``store`` are built with the object; ``retriever``, ``maintenance``,
+``catalog``, ``answers`` and ``graph`` on first access (their modules imported then),
+so a process that only ingests (a worker of ``graphrag-orm ingest``) never imports the
+services it does not use. Each is built once and is then an ordinary attribute: every
+access returns the same object, and assigning one replaces it. The constructor still
+raises every configuration error it would for them (``tests/unit/test_import_cost.py``
+and ``tests/unit/test_facade_lazy.py`` hold both).
 """
 
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import neo4j
 
-from graphrag_orm.answers import AnswersService
-from graphrag_orm.catalog import CatalogService
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chunking import Chunker
 from graphrag_orm.codes import ErrorCode
@@ -25,23 +31,59 @@ from graphrag_orm.extraction.writer import KnowledgeWriter
 from graphrag_orm.ingestion import IngestionService
 from graphrag_orm.layout import Layout
 from graphrag_orm.loaders import LoaderRegistry
-from graphrag_orm.maintenance import MaintenanceService
-from graphrag_orm.maintenance.knowledge_graph import KnowledgeGraphMaintenance
 from graphrag_orm.migrate import check_vector_index
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.options import GraphRagOptions
-from graphrag_orm.retrieval import Retriever
 from graphrag_orm.retry import RetryPolicy
+from graphrag_orm.schema import Schema
 from graphrag_orm.store import ConnectionSettings, Store, open_driver
 from graphrag_orm.store.neomodel import attach_neomodel, detach_neomodel
-from graphrag_orm.text2cypher import GraphQuestions, Text2CypherOptions
 from graphrag_orm.tokens import TokenCounter
 
 if TYPE_CHECKING:
+    from graphrag_orm.answers import AnswersService
+    from graphrag_orm.catalog import CatalogService
+    from graphrag_orm.maintenance import MaintenanceService
+    from graphrag_orm.retrieval import Retriever
+    from graphrag_orm.schema import SchemaDefinition
     from graphrag_orm.sync import SyncGraphRag
+    from graphrag_orm.text2cypher import GraphQuestions, Text2CypherOptions
 
 __all__ = ["GraphRag"]
+
+#: The service classes this module named at import before the services were built lazily,
+#: and their packages: still readable as attributes of the module (PEP 562), imported on
+#: first use (``scripts/make_sync.py`` reads the facade's service classes this way).
+_SERVICE_CLASSES = {
+    "AnswersService": "graphrag_orm.answers",
+    "CatalogService": "graphrag_orm.catalog",
+    "GraphQuestions": "graphrag_orm.text2cypher",
+    "KnowledgeGraphMaintenance": "graphrag_orm.maintenance.knowledge_graph",
+    "MaintenanceService": "graphrag_orm.maintenance",
+    "Retriever": "graphrag_orm.retrieval",
+    "Text2CypherOptions": "graphrag_orm.text2cypher",
+}
+
+#: The services built on first access, and the method of ``GraphRag`` that builds each.
+_LAZY_SERVICES = {
+    "retriever": "_build_retriever",
+    "maintenance": "_build_maintenance",
+    "catalog": "_build_catalog",
+    "answers": "_build_answers",
+    "graph": "_build_graph",
+}
+
+
+if not TYPE_CHECKING:  # type checkers read the TYPE_CHECKING imports; an unknown name stays an error to them
+
+    def __getattr__(name: str) -> Any:
+        package = _SERVICE_CLASSES.get(name)
+        if package is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        return getattr(importlib.import_module(package), name)
 
 
 class GraphRag:
@@ -100,31 +142,75 @@ class GraphRag:
             extractor=extractor,
             knowledge=knowledge_writer,
         )
-        self.retriever = Retriever(self.store, self.model, embedding_set, embedder, options.retrieval, ontology)
-        knowledge = KnowledgeGraphMaintenance(self.model, ontology) if ontology is not None else None
-        self.maintenance = MaintenanceService(
-            self.store,
-            self.model,
-            embedding_set,
-            options=options.maintenance,
-            ingestion=self.ingestion,
-            knowledge=knowledge,
-        )
+        # Built on first access (see the module's docstring and ``__getattr__``); declared
+        # here, in this order, for type checkers and for ``scripts/make_sync.py``.
+        self.retriever: Retriever
+        self.maintenance: MaintenanceService
         #: Reads only: lists documents and runs, shows chunk spans, resolves document references.
-        self.catalog = CatalogService(self.store, self.model)
-        # Answers need a chat client; without one, retrieval still works.
-        self.answers: AnswersService | None = (
-            AnswersService(self.retriever, chat, options.answers) if chat is not None else None
-        )
+        self.catalog: CatalogService
+        # Answers need a chat client; without one (None), retrieval still works.
+        self.answers: AnswersService | None
+        #: Questions about the graph (Text2Cypher); None unless ``text2cypher`` options were given.
+        self.graph: GraphQuestions | None
+        self._text2cypher = text2cypher
+        # Computed now, as maintenance did when it was built here: a layout whose names
+        # collide still fails in the constructor (ValueError), not on first use.
+        self._expected_schema: list[SchemaDefinition] = Schema.definitions(layout, embedding_set)
         # Text2Cypher runs model-written queries: off unless asked for, and never without a model.
         if text2cypher is not None and chat is None:
             raise ConfigurationError(ErrorCode.INVALID_OPTION, "text2cypher needs a chat client (GraphRag(chat=...))")
-        #: Questions about the graph (Text2Cypher); None unless ``text2cypher`` options were given.
-        self.graph: GraphQuestions | None = (
-            GraphQuestions(self.store, self.model, chat, text2cypher, ontology)
-            if text2cypher is not None and chat is not None
-            else None
+
+    if not TYPE_CHECKING:  # type checkers read the declarations above; an unknown name stays an error to them
+
+        def __getattr__(self, name: str) -> Any:
+            """Build a service of ``_LAZY_SERVICES`` on first access and keep it (other names: AttributeError)."""
+            builder = _LAZY_SERVICES.get(name)
+            if builder is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
+            # setdefault: should two threads build one at once, both get the one kept.
+            return self.__dict__.setdefault(name, getattr(self, builder)())
+
+    def _build_retriever(self) -> Retriever:
+        from graphrag_orm.retrieval import Retriever
+
+        return Retriever(
+            self.store, self.model, self.embedding_set, self.embedder, self.options.retrieval, self.ontology
         )
+
+    def _build_maintenance(self) -> MaintenanceService:
+        from graphrag_orm.maintenance import MaintenanceService
+        from graphrag_orm.maintenance.knowledge_graph import KnowledgeGraphMaintenance
+
+        ontology = self.ontology
+        knowledge = KnowledgeGraphMaintenance(self.model, ontology) if ontology is not None else None
+        return MaintenanceService(
+            self.store,
+            self.model,
+            self.embedding_set,
+            options=self.options.maintenance,
+            ingestion=self.ingestion,
+            expected_schema=self._expected_schema,
+            knowledge=knowledge,
+        )
+
+    def _build_catalog(self) -> CatalogService:
+        from graphrag_orm.catalog import CatalogService
+
+        return CatalogService(self.store, self.model)
+
+    def _build_answers(self) -> AnswersService | None:
+        if self.chat is None:
+            return None
+        from graphrag_orm.answers import AnswersService
+
+        return AnswersService(self.retriever, self.chat, self.options.answers)
+
+    def _build_graph(self) -> GraphQuestions | None:
+        if self._text2cypher is None or self.chat is None:
+            return None
+        from graphrag_orm.text2cypher import GraphQuestions
+
+        return GraphQuestions(self.store, self.model, self.chat, self._text2cypher, self.ontology)
 
     async def connect(
         self,

@@ -24,7 +24,6 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-import httpx
 from pydantic import Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
@@ -49,15 +48,9 @@ _log = logging.getLogger(__name__)
 TRANSIENT_STATUSES = frozenset({408, 429})
 """Statuses retried besides every 5xx."""
 
-_TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.TransportError,)
-_HTTP_STATUS_ERRORS: tuple[type[BaseException], ...] = (httpx.HTTPStatusError,)
-try:  # Recent openai releases speak httpx2; its errors are classified like httpx's.
-    import httpx2
-
-    _TRANSPORT_ERRORS += (httpx2.TransportError,)
-    _HTTP_STATUS_ERRORS += (httpx2.HTTPStatusError,)
-except ImportError:  # pragma: no cover - depends on the installed openai
-    pass
+#: The HTTP clients whose errors are classified (recent openai releases speak httpx2; its
+#: errors are classified like httpx's).
+_HTTP_CLIENTS = ("httpx", "httpx2")
 
 
 class RetryOptions(Options):
@@ -141,13 +134,28 @@ def _openai() -> Any:
     return sys.modules.get("openai")
 
 
+def _http_errors(name: str) -> tuple[type[BaseException], ...]:
+    """The ``name`` error classes (``TransportError``, ``HTTPStatusError``) of the HTTP clients
+    something imported.
+
+    As with openai, an httpx error can only exist once httpx is imported, so classifying
+    errors never imports an HTTP client (a process that calls no model never loads one).
+    """
+    found: list[type[BaseException]] = []
+    for client in _HTTP_CLIENTS:
+        cls = getattr(sys.modules.get(client), name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
+
+
 def status_of(error: BaseException) -> int | None:
     """The HTTP status an openai or httpx error answered with, or ``None``."""
     openai = _openai()
     if openai is not None and isinstance(error, openai.APIStatusError):
         code = error.status_code
         return code if isinstance(code, int) else None
-    if isinstance(error, _HTTP_STATUS_ERRORS):
+    if isinstance(error, _http_errors("HTTPStatusError")):
         code = getattr(getattr(error, "response", None), "status_code", None)
         return code if isinstance(code, int) else None
     return None
@@ -172,7 +180,7 @@ def is_transient_default(error: BaseException) -> bool:
         return _is_transient_status(status)
     openai = _openai()
     connection_errors: tuple[type[BaseException], ...] = () if openai is None else (openai.APIConnectionError,)
-    return isinstance(error, (*connection_errors, *_TRANSPORT_ERRORS, TimeoutError, ConnectionError))
+    return isinstance(error, (*connection_errors, *_http_errors("TransportError"), TimeoutError, ConnectionError))
 
 
 def _header(headers: Any, name: str) -> str | None:

@@ -50,7 +50,12 @@ def draw(results: list[dict[str, Any]], target: Path) -> None:
     sizes = [chunks_of(result) for result in results]
     # Per slice: the largest run with contenders side by side (solid), and a contender's
     # larger run alone, if any (dashed): runs apart are not side by side.
-    together = next((r for r in reversed(results) if sum(key in r for key, _ in CONTENDERS) >= 2), results[-1])
+    # A result's ``apart`` names contenders merged into it from a run of their own (run.py
+    # writes one result per run; a contender run later alone at that size is added by hand).
+    together = next(
+        (r for r in reversed(results) if sum(key in r and key not in r.get("apart", {}) for key, _ in CONTENDERS) >= 2),
+        results[-1],
+    )
     for number, (key, label) in enumerate(CONTENDERS):
         points = [(chunks_of(r), r[key]["ingest"]["chunks_per_second"]) for r in results if key in r]
         if points:
@@ -58,6 +63,8 @@ def draw(results: list[dict[str, Any]], target: Path) -> None:
         biggest = next((r for r in reversed(results) if key in r), None)
         for run, style in ((together, "-"), (biggest, "--")):
             if run is None or key not in run or (style == "--" and run is together):
+                continue
+            if style == "-" and key in run.get("apart", {}):
                 continue
             rates = [s["chunks"] / s["seconds"] for s in run[key]["ingest"]["slices"]]
             slices.plot(

@@ -1,32 +1,126 @@
-"""The ``graphrag-orm`` command line (typer + rich)."""
+"""The ``graphrag-orm`` command line (typer + rich).
+
+Commands are loaded lazily: the top-level group knows every command's name and where it
+is defined (:data:`_COMMANDS`), and imports a command's module the first time the command
+is looked up. ``graphrag-orm ingest ...`` (run by every ingestion worker) so imports
+only what ``ingest`` needs; ``graphrag-orm --help`` loads them all to list them with
+their help. ``tests/unit/test_import_cost.py`` holds the first, ``tests/unit/test_cli_lazy.py``
+that the listing stays complete.
+"""
 
 from __future__ import annotations
 
-from importlib import metadata
+import importlib
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import typer
+from typer.core import TyperGroup
+from typer.main import get_group
 
-from graphrag_orm.cli import (
-    ask,
-    catalog,
-    evaluate,
-    graph,
-    ingest,
-    maintain,
-    mcp,
-    migrations,
-    neo4j,
-    reembed,
-    resolve,
-    serve,
-)
-from graphrag_orm.cli._common import error_line, errors
 from graphrag_orm.errors import GraphRagError
+
+if TYPE_CHECKING:
+    from typer._click import Command
 
 __all__ = ["main"]
 
+
+@dataclass(frozen=True)
+class _Lazy:
+    """A command not loaded yet: the ``graphrag_orm.cli`` module defining it and the name it has there
+    (a command function, or the ``app`` of a group of commands)."""
+
+    module: str
+    attribute: str
+    group: bool = False
+
+    def load(self, name: str) -> Command:
+        """Import the module and build the command as ``app.command(name)`` / ``app.add_typer(name=)`` would."""
+        found = getattr(importlib.import_module(f"graphrag_orm.cli.{self.module}"), self.attribute)
+        # A Typer holding this one command, with the settings of the top-level app that
+        # typer passes on when it builds a command of a group.
+        holder = typer.Typer(
+            rich_markup_mode=app.rich_markup_mode,
+            suggest_commands=app.suggest_commands,
+            pretty_exceptions_short=app.pretty_exceptions_short,
+        )
+        if self.group:
+            holder.add_typer(found, name=name)
+        else:
+            holder.command(name)(found)
+        return get_group(holder).commands[name]
+
+
+#: Every top-level command, in the order ``--help`` lists them (commands, then groups of commands).
+_COMMANDS: dict[str, _Lazy] = {
+    "ingest": _Lazy("ingest", "ingest"),
+    "search": _Lazy("ingest", "search"),
+    "ask": _Lazy("ask", "ask"),
+    "check": _Lazy("maintain", "check"),
+    "remove": _Lazy("maintain", "remove"),
+    "reset": _Lazy("maintain", "reset"),
+    "orphans": _Lazy("maintain", "orphans"),
+    "fail-stale-runs": _Lazy("maintain", "fail_stale_runs"),
+    "documents": _Lazy("catalog", "documents"),
+    "runs": _Lazy("catalog", "runs"),
+    "show": _Lazy("catalog", "show"),
+    "serve": _Lazy("serve", "serve"),
+    "mcp": _Lazy("mcp", "mcp"),
+    "eval": _Lazy("evaluate", "evaluate"),
+    "neo4j": _Lazy("neo4j", "app", group=True),
+    "migrations": _Lazy("migrations", "app", group=True),
+    "graph": _Lazy("graph", "app", group=True),
+    "resolve": _Lazy("resolve", "app", group=True),
+    "reembed": _Lazy("reembed", "app", group=True),
+}
+
+
+class _Commands(MutableMapping[str, "Command"]):
+    """A group's commands by name: every name of :data:`_COMMANDS` is a key from the start, and its
+    command is built (its module imported) when first read.
+
+    A mapping rather than ``get_command``/``list_commands`` overrides alone, because typer
+    also reads the group's ``commands`` directly (the names it suggests for a mistyped command).
+    """
+
+    def __init__(self, built: MutableMapping[str, Command]) -> None:
+        self._entries: dict[str, Command | _Lazy] = {**_COMMANDS, **built}
+
+    def __getitem__(self, name: str) -> Command:
+        entry = self._entries[name]
+        if isinstance(entry, _Lazy):
+            entry = self._entries[name] = entry.load(name)
+        return entry
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._entries[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries  # without loading it
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class _LazyGroup(TyperGroup):
+    """The top-level group, whose commands are :class:`_Commands`."""
+
+    def __init__(self, **attributes: Any) -> None:
+        super().__init__(**attributes)
+        self.commands = _Commands(self.commands)
+
+
 app = typer.Typer(
     name="graphrag-orm",
+    cls=_LazyGroup,
     help="GraphRAG on Neo4j: ingest documents, answer with verified citations, keep the graph healthy.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -35,6 +129,8 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
+        from importlib import metadata
+
         try:
             version = metadata.version("graphrag-orm")
         except metadata.PackageNotFoundError:  # imported from a source tree that was never installed
@@ -52,28 +148,12 @@ def _root(
     """GraphRAG on Neo4j: ingest documents, answer with verified citations, keep the graph healthy."""
 
 
-app.add_typer(neo4j.app, name="neo4j")
-app.add_typer(migrations.app, name="migrations")
-app.command("ingest")(ingest.ingest)
-app.command("search")(ingest.search)
-app.command("ask")(ask.ask)
-for _command in (maintain.check, maintain.remove, maintain.reset, maintain.orphans):
-    app.command(_command.__name__)(_command)
-app.command("fail-stale-runs")(maintain.fail_stale_runs)
-for _listing in (catalog.documents, catalog.runs, catalog.show):
-    app.command(_listing.__name__)(_listing)
-app.command("serve")(serve.serve)
-app.command("mcp")(mcp.mcp)
-app.add_typer(graph.app, name="graph")
-app.add_typer(resolve.app, name="resolve")
-app.add_typer(reembed.app, name="reembed")
-app.command("eval")(evaluate.evaluate)
-
-
 def main() -> None:
     """The console script: a deliberate error prints its message and code, never a stack trace."""
     try:
         app()
     except GraphRagError as error:
+        from graphrag_orm.cli._common import error_line, errors
+
         errors.print(error_line(error.message, error.code))
         raise SystemExit(1) from None

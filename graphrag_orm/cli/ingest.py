@@ -12,10 +12,10 @@ type), and nothing is ingested when no path gives any.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from graphrag_orm.cli._common import (
@@ -33,10 +33,11 @@ from graphrag_orm.cli.receipts import preview_table, receipt_table
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
-from graphrag_orm.evidence import Evidence
 from graphrag_orm.ingestion import DocumentOutcome, IngestionOptions, IngestionPreview, IngestionReceipt
 from graphrag_orm.options import GraphRagOptions
-from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
+
+if TYPE_CHECKING:
+    from graphrag_orm.evidence import Evidence
 
 __all__ = ["DEFAULT_PATTERNS", "collect_sources", "ingest", "preview_table", "receipt_table", "search"]
 
@@ -111,6 +112,9 @@ def ingest(
                 return await rag.ingestion.preview(sources)
             if as_json:
                 return await rag.ingestion.ingest(sources)
+            # Imported here: a worker writing --json never draws a bar.
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
             columns = (
                 TextColumn("[bold]ingesting"),
                 BarColumn(),
@@ -175,6 +179,8 @@ def search(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Retrieve passages (evidence to read, not an answer) with their documents and byte spans."""
+    from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions  # here: ingest (this module) needs neither
+
     try:
         rag, _ = graphrag_from_env()
     except GraphRagError as error:

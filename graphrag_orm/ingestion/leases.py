@@ -149,13 +149,6 @@ class Leases:
         release = self.statements.release
         await self.store.execute(release.cypher, {"key": key, "run": run_id}, name=release.name)
 
-    async def present(self, keys: list[str]) -> set[str]:
-        """Those of ``keys`` that have a lease now, live or expired (a read)."""
-        if not keys:
-            return set()
-        present = self.statements.present
-        return {str(row["key"]) for row in await self.store.read(present.cypher, {"keys": keys}, name=present.name)}
-
     async def sweep_expired(self, keys: list[str]) -> int:
         """Delete the expired leases of ``keys`` (left by a run that was killed); returns how many."""
         if not keys:

@@ -78,7 +78,7 @@ from graphrag_orm.ingestion.receipts import (
     RunStatus,
 )
 from graphrag_orm.ingestion.statements import STATE_FIELDS, DocumentStatements, RunStatements
-from graphrag_orm.ingestion.waiting import FreshStates, is_held, rotation, wait_for_held
+from graphrag_orm.ingestion.waiting import Fresh, FreshStates, is_held, pass_order, wait_for_held
 from graphrag_orm.ingestion.writer import DocumentWriter, PreparedDocument
 from graphrag_orm.loaders import LoadedDocument, LoaderRegistry
 from graphrag_orm.models import LexicalModel
@@ -322,19 +322,23 @@ class IngestionService:
         waits = self.options.wait_for_leases_seconds > 0
 
         # ``final``: every outcome is reported; else a lease-held one waits for its last try.
-        async def one(job: _Job, final: bool, position: int | None) -> DocumentOutcome:
+        async def one(job: _Job, final: bool, fresh: FreshStates | None, position: int) -> DocumentOutcome:
             async with documents:
-                if fresh is not None and position is not None:
-                    stored = await fresh.get(position)
-                else:
+                held = False
+                if fresh is None:
                     stored = states.get(job.source.document_id)
-                outcome = await self._ingest_document(job, run_id, lanes, counters, stored, settings)
+                else:
+                    found = await fresh.get(position)
+                    stored, held = found.state, found.held
+                outcome = await self._ingest_document(job, run_id, lanes, counters, stored, settings, held=held)
             if progress is not None and (final or not is_held(outcome)):
                 progress(outcome)
             return outcome
 
-        async def all_of(chosen: Sequence[_Job], final: bool, in_pass: bool = False) -> list[DocumentOutcome]:
-            tasks = [asyncio.create_task(one(job, final, i if in_pass else None)) for i, job in enumerate(chosen)]
+        async def all_of(
+            chosen: Sequence[_Job], final: bool, fresh: FreshStates | None = None
+        ) -> list[DocumentOutcome]:
+            tasks = [asyncio.create_task(one(job, final, fresh, i)) for i, job in enumerate(chosen)]
             try:
                 return list(await asyncio.gather(*tasks))
             except BaseException:
@@ -344,23 +348,26 @@ class IngestionService:
                 raise
 
         async def again(positions: list[int]) -> list[DocumentOutcome]:
-            # Through the lease again, never around it: a finished document is found
-            # Unchanged under the lease, and a dead holder's lease is taken over and released.
-            return await all_of([jobs[i] for i in positions], final=False)
+            # Read afresh, then through the lease, never around it: a document another run
+            # finished and released is Unchanged, one still held (unexpired) waits for the
+            # next try, and a dead holder's expired lease is taken over and released.
+            chosen = [jobs[i] for i in positions]
+            return await all_of(chosen, final=False, fresh=self._fresh(chosen))
 
-        fresh: FreshStates | None = None
+        states: dict[str, dict[str, Any]] = {}
         if not waits:
             states = await self._prefetch_states([job.source for job in jobs])
             return await all_of(jobs, final=True)
-        # Many workers given one manifest each begin at their own point of it, so they
+        # Many workers given one manifest each visit it in an order of their own, so they
         # rarely reach for the same document at once (outcomes stay in source order),
-        # and read stored states as they go, so what another wrote is Unchanged at once.
-        states = {}
-        start = rotation(run_id, len(jobs))
-        order = jobs[start:] + jobs[:start]
-        fresh = FreshStates(self._prefetch_states, self.leases.present, [job.source for job in order])
-        turned = await all_of(order, final=False, in_pass=True)
-        outcomes = turned[len(jobs) - start :] + turned[: len(jobs) - start]
+        # and read stored states and leases as they go, so what another wrote is
+        # Unchanged at once and what another holds waits without being loaded.
+        order = pass_order(run_id, len(jobs))
+        visiting = [jobs[i] for i in order]
+        visited = await all_of(visiting, final=False, fresh=self._fresh(visiting))
+        outcomes = list(visited)
+        for outcome, position in zip(visited, order, strict=True):
+            outcomes[position] = outcome
         outcomes, limit = await wait_for_held(outcomes, again, self.options.wait_for_leases_seconds)
         if limit is not None:
             if progress is not None:
@@ -370,6 +377,10 @@ class IngestionService:
             counters.lease_wait = limit
         return outcomes
 
+    def _fresh(self, jobs: Sequence[_Job]) -> FreshStates:
+        """States and leases of ``jobs``' documents, read window by window as a pass reaches them."""
+        return FreshStates(self._window_states, [job.source for job in jobs])
+
     async def _ingest_document(
         self,
         job: _Job,
@@ -378,11 +389,15 @@ class IngestionService:
         counters: _RunCounters,
         stored: Mapping[str, Any] | None,
         settings: _Settings,
+        *,
+        held: bool = False,
     ) -> DocumentOutcome:
         source = job.source
         document_id = source.document_id
         with span(SpanName.DOCUMENT, run_id=run_id, document_id=document_id) as traced:
             try:
+                if held:  # another run held it when its window was read: tried again after the pass
+                    raise DocumentFailure(DocumentErrorCode.LEASE_HELD, "another run holds this document's lease")
                 loaded = await self.loaders.load(source)
                 # Read for the whole run up front; checked again under the lease below.
                 # A chunked document's fingerprint also covers its chunks (see chunked.document_fingerprint).
@@ -596,6 +611,15 @@ class IngestionService:
             result = await self.store.read(statement.cypher, {"ids": ids[start : start + 1000]}, name=statement.name)
             found.update({row["document"]: row for row in result})
         return found
+
+    async def _window_states(self, sources: Sequence[Source]) -> dict[str, Fresh]:
+        """What is stored and leased of ``sources``' documents, in one read (see :class:`FreshStates`)."""
+        statement = self._documents.window_states
+        ids = [source.document_id for source in sources]
+        result = await self.store.read(statement.cypher, {"ids": ids}, name=statement.name)
+        return {
+            str(row["document"]): Fresh(state=None if row["leased"] else row, held=bool(row["live"])) for row in result
+        }
 
     async def _stored_state(self, source: Source, loaded: LoadedDocument) -> str:
         statement = self._documents.state

@@ -66,8 +66,6 @@ class LeaseStatements:
     release: Statement
     #: ``$keys``: deletes those of them that expired; ``swept``.
     sweep: Statement
-    #: ``$keys``: those of them with a lease, expired or not (``key``); reads only.
-    present: Statement
 
     @classmethod
     def render(cls, names: StoredNames, then: str = "RETURN 1 AS held") -> LeaseStatements:
@@ -90,9 +88,6 @@ class LeaseStatements:
             renew=Statement("ingestion.lease.renew", renew),
             renew_in_write=Statement("ingestion.document.renew_lease", renew),
             release=Statement("ingestion.lease.release", f"MATCH (l:{label} {{{key}: $key, {run}: $run}}) DELETE l"),
-            present=Statement(
-                "ingestion.lease.present", f"UNWIND $keys AS key MATCH (l:{label} {{{key}: key}}) RETURN key"
-            ),
             sweep=Statement(
                 "ingestion.lease.sweep",
                 f"UNWIND $keys AS key MATCH (l:{label} {{{key}: key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "
@@ -135,6 +130,9 @@ class DocumentStatements:
 
     #: ``$ids``: ``document`` and the :data:`STATE_FIELDS` of each stored one.
     prefetch_states: Statement
+    #: ``$ids``: of each one stored or leased, ``document``, ``leased``, ``live`` (the lease
+    #: is unexpired) and the :data:`STATE_FIELDS` (nulls when not stored); reads only.
+    window_states: Statement
     #: ``$id``: the :data:`STATE_FIELDS` of one document (no row when absent).
     state: Statement
     #: The lease's ``then``: the :data:`STATE_FIELDS` of ``$key`` (nulls when absent).
@@ -161,7 +159,7 @@ class DocumentStatements:
 
     @classmethod
     def render(cls, names: StoredNames) -> DocumentStatements:
-        document, chunk, section = names.document, names.chunk, names.section
+        document, chunk, section, lease = names.document, names.chunk, names.section, names.lease
         chunk_doc, section_doc = chunk.stored("document_id"), section.stored("document_id")
         chunk_types = "|".join(
             e.relationship_type for e in (names.chunk_document, names.chunk_section, names.next_chunk)
@@ -195,6 +193,13 @@ class DocumentStatements:
                 "ingestion.state.prefetch",
                 f"UNWIND $ids AS id MATCH (d:{document.label} {{{document.key}: id}}) "
                 f"RETURN id AS document, {_state_projection(names, 'd')}",
+            ),
+            window_states=Statement(
+                "ingestion.state.window",
+                f"UNWIND $ids AS id OPTIONAL MATCH (d:{document.label} {{{document.key}: id}}) "
+                f"OPTIONAL MATCH (l:{lease.label} {{{lease.key}: id}}) WITH id, d, l WHERE d IS NOT NULL OR l IS NOT NULL "
+                f"RETURN id AS document, l IS NOT NULL AS leased, "
+                f"coalesce(l.{lease.stored('expires_at')} > datetime(), false) AS live, {_state_projection(names, 'd')}",
             ),
             state=Statement("ingestion.state.read", f"{match_one} RETURN {_state_projection(names, 'd')}"),
             state_under_lease=(

@@ -377,6 +377,33 @@ async def test_waiting_for_leases_gives_up_after_its_time_and_names_the_limit(gr
     assert await scalar(store, "MATCH (l:GraphRagLease) RETURN l.runId") == "run-alive"
 
 
+async def test_a_waiting_run_neither_loads_nor_asks_for_a_document_another_run_holds(graph: None, store: Store) -> None:
+    sources = corpus(3)
+    await service(store).leases.acquire(sources[1].document_id, "run-alive")  # held for 600 s
+    worker = service(store, wait_for_leases_seconds=0.6)
+    loaded: list[str] = []
+    load = worker.loaders.load
+
+    async def counting(source: Source) -> Any:
+        loaded.append(source.document_id)
+        return await load(source)
+
+    worker.loaders.load = counting  # type: ignore[method-assign]
+    events: list[StatementEvent] = []
+    remove = store.add_hook(events.append)
+    try:
+        receipt = await worker.ingest(sources)
+    finally:
+        remove()
+    assert [o.error_code for o in receipt.documents] == [None, "lease-held", None]
+    assert sources[1].document_id not in loaded and len(loaded) == 2
+    names = [event.name for event in events]
+    # Only the two free documents asked for a lease; the held one was read as held, pass and tries alike.
+    assert names.count("ingestion.lease.insert") == 2 and "ingestion.lease.takeover" not in names
+    assert names.count("ingestion.state.window") >= 2  # the pass, then each try again reads afresh
+    assert await scalar(store, "MATCH (l:GraphRagLease) RETURN l.runId") == "run-alive"
+
+
 async def test_the_lease_wait_is_bounded() -> None:
     with pytest.raises(ConfigurationError) as refused:
         IngestionOptions(wait_for_leases_seconds=-1)
