@@ -9,7 +9,10 @@ transaction, in this order:
    those nodes. A missing or unknown run id, a structural link that joins a
    document to another one, or a relationship of a type neither the layout nor the
    knowledge extension owns raises ``GraphRefused("foreign-graph")`` before any
-   write: nothing is ever detached silently.
+   write: nothing is ever detached silently. The survey reads committed data as it
+   goes (an ingest committing mid-survey can show links that seem to come from
+   elsewhere), so a refusal for links it cannot place is surveyed again in a new
+   transaction and raised only when the second survey finds them too.
 2. **Knowledge** (with an extension): its run stamps join the check; then
    ``count_fact_updates`` — over ``max_fact_updates`` the batch is rolled back,
    halved and tried again, so only a single document listed by that many facts is
@@ -44,7 +47,7 @@ from typing import Any
 from neo4j.exceptions import ClientError, ConstraintError
 
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.errors import FactUpdatesExceeded, RemovalConflict
+from graphrag_orm.errors import FactUpdatesExceeded, GraphRefused, RemovalConflict
 from graphrag_orm.ingestion.receipts import RunStatus
 from graphrag_orm.layout import validate_identifier
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
@@ -176,6 +179,15 @@ async def run_batches(
         totals.add(result)
 
 
+class _LinksFromElsewhere(Exception):
+    """The survey found links it cannot place (``refusal`` says which); :meth:`BatchRemover.remove`
+    surveys once more before raising ``refusal``."""
+
+    def __init__(self, refusal: GraphRefused) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
 @dataclass(frozen=True)
 class _Survey:
     stamps: dict[str, dict[str | None, int]]
@@ -227,15 +239,25 @@ class BatchRemover:
             async def work(tx: StoreTransaction) -> BatchResult:
                 return await self._remove_batch(tx, ids, totals)
 
+            refused: GraphRefused | None = None
             for attempt in range(CONFLICT_ATTEMPTS):
                 try:
                     return await self.store.write(work, attempts=WRITE_ATTEMPTS)
+                except _LinksFromElsewhere as found:
+                    # Seen once, the excess may be a commit landing mid-survey; seen twice in
+                    # a row it is in the stored graph, and the batch is refused.
+                    if refused is not None or attempt + 1 == CONFLICT_ATTEMPTS:
+                        raise found.refusal from None
+                    refused = found.refusal
+                    await asyncio.sleep(0.05 * 2**attempt)
+                    continue
                 except (ConstraintError, ClientError) as error:
                     # Removal creates nothing: a constraint can only fail on a node a
                     # concurrent writer linked after the survey (or a node it deleted
                     # under a statement: EntityNotFound). Survey it all again.
                     if not isinstance(error, ConstraintError) and error.code != _ENTITY_NOT_FOUND:
                         raise
+                    refused = None
                     if attempt + 1 < CONFLICT_ATTEMPTS:
                         await asyncio.sleep(0.05 * 2**attempt)
             what = f"a batch of {len(ids)} documents" if len(ids) > 1 else f"document {ids[0]}"
@@ -294,7 +316,7 @@ class BatchRemover:
                 reasons.append(f"relationships the toolkit does not own are attached ({listed})")
             if survey.crossing:
                 reasons.append(f"{survey.crossing} structural links join it to nodes of other documents")
-            raise Ownership.refuse(what, "; ".join(reasons), totals.before())
+            raise _LinksFromElsewhere(Ownership.refuse(what, "; ".join(reasons), totals.before()))
         chunk_ids: list[str] = []
         if self.knowledge is not None:
             found = await tx.run(self.statements.chunk_ids, {"ids": ids}, name="maintenance.remove.chunk_ids")

@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import neo4j
@@ -20,7 +21,7 @@ import pytest
 from graphrag_orm.codes import HealthFinding
 from graphrag_orm.errors import GraphRefused
 from graphrag_orm.ingestion.leases import Leases
-from graphrag_orm.maintenance import MaintenanceOptions, RemovalProgress, ResetScope
+from graphrag_orm.maintenance import MaintenanceOptions, RemovalProgress, RemovalReport, ResetScope
 from graphrag_orm.maintenance.reports import MAX_FACT_UPDATES
 from graphrag_orm.sources import Sources
 from graphrag_orm.store import AccessMode, StatementEvent, Store
@@ -338,12 +339,52 @@ async def test_a_structural_link_to_another_document_refuses_the_batch(store: St
         {"a": document_id("a"), "b": document_id("b"), "run": receipt.run_id},
     )
     before = await snapshot(store)
+    surveys: list[str] = []
+    remove_hook = store.add_hook(lambda event: surveys.append(event.name) if event.name.endswith(".survey") else None)
 
-    with pytest.raises(GraphRefused) as refused:
-        await maintenance(store).remove_source(document_id("b"))
+    try:
+        with pytest.raises(GraphRefused) as refused:
+            await maintenance(store).remove_source(document_id("b"))
+    finally:
+        remove_hook()
 
     assert "1 structural links join it to nodes of other documents" in refused.value.message
+    # Seen twice in a row (a commit landing mid-survey is seen once): refused, nothing changed.
+    assert surveys == ["maintenance.remove.survey"] * 2
     assert await snapshot(store) == before
+
+
+async def test_a_link_from_another_document_gone_by_the_second_survey_is_not_refused(
+    store: Store, graph: None, neo4j_settings: ConnectionSettings
+) -> None:
+    # A survey reads committed data as it goes: an ingest committing mid-survey can show it
+    # links it cannot place, once. Here the first survey sees a real link from another
+    # document, which another writer deletes before the removal surveys again.
+    receipt = await ingest(store, ["a", "b"])
+    a, b = document_id("a"), document_id("b")
+    kept = await document_shape(store, a)
+    await store.execute(
+        "MATCH (c:Chunk {documentId: $a, order: 0}), (d:Document {id: $b}) CREATE (c)-[:IN_DOCUMENT {runId: $run}]->(d)",
+        {"a": a, "b": b, "run": receipt.run_id},
+    )
+    late = neo4j.GraphDatabase.driver(neo4j_settings.uri, auth=(neo4j_settings.user, neo4j_settings.password))
+    surveys: list[str] = []
+
+    def unlink_after_the_first_survey(event: StatementEvent) -> None:
+        if event.name == "maintenance.remove.survey":
+            surveys.append(event.name)
+            if len(surveys) == 1:
+                late.execute_query(
+                    "MATCH (:Chunk {documentId: $a})-[r:IN_DOCUMENT]->(:Document {id: $b}) DELETE r",
+                    {"a": a, "b": b},
+                    database_=neo4j_settings.database,
+                )
+
+    report = await remove_source_while(store, b, unlink_after_the_first_survey, late)
+
+    assert len(surveys) == 2 and report.documents == 1
+    assert await document_shape(store, a) == kept
+    assert (await document_shape(store, b))["document"] == 0
 
 
 # --------------------------------------------------------------------------- knowledge, batches and failures
@@ -490,6 +531,16 @@ async def test_every_statement_of_a_removal_is_named_and_a_batch_writes_in_one_w
 
 
 # --------------------------------------------------------------------------- racing an ingest
+async def remove_source_while(
+    store: Store, doc: str, hook: Callable[[StatementEvent], None], late: neo4j.Driver
+) -> RemovalReport:
+    """``remove_source(doc)`` with ``hook`` seeing its statements; closes ``late`` (the hook's driver) after."""
+    remove_hook = store.add_hook(hook)
+    try:
+        return await maintenance(store).remove_source(doc)
+    finally:
+        remove_hook()
+        late.close()
 
 
 async def test_a_removal_meeting_nodes_linked_after_it_deleted_the_links_is_retried_and_removes_them_whole(
@@ -516,12 +567,7 @@ async def test_a_removal_meeting_nodes_linked_after_it_deleted_the_links_is_retr
                 database_=neo4j_settings.database,
             )
 
-    remove_hook = store.add_hook(write_new_version_parts)
-    try:
-        report = await maintenance(store).remove_source(doc)
-    finally:
-        remove_hook()
-        late.close()
+    report = await remove_source_while(store, doc, write_new_version_parts, late)
 
     assert fired and report.documents == 1
     assert await document_shape(store, doc) == dict.fromkeys(other, 0)
