@@ -94,6 +94,8 @@ class LimitName(StrEnum):
     SCOPE_ROWS = "ScopeRows"
     EXPANSION_LIST_ITEMS = "ExpansionListItems"
     EXPANSION_TEXT = "ExpansionText"
+    #: Rows of a Cypher expansion in a scoped retrieval that named a chunk, document or section outside the scope.
+    EXPANSION_OUT_OF_SCOPE = "ExpansionOutOfScope"
     SCOPE_RANGES = "ScopeRanges"
     MAX_CHUNKS_PER_DOCUMENT = "MaxChunksPerDocument"
     STALE_RUNS = "StaleRuns"
@@ -163,6 +165,8 @@ class ErrorCode(StrEnum):
     ROUTE_NOT_AVAILABLE = "route-not-available"
     INVALID_SCOPE = "invalid-scope"
     RETRIEVAL_FAILED = "retrieval-failed"
+    #: A Cypher expansion in a scoped retrieval that the application has not marked trusted.
+    EXPANSION_NOT_TRUSTED = "expansion-not-trusted"
     INVALID_EXPORT = "invalid-export"
     # maintenance
     FOREIGN_GRAPH = "foreign-graph"

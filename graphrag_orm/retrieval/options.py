@@ -20,12 +20,20 @@ class CypherExpansion(Options):
     It runs in a read transaction with ``timeout_seconds``; at most ``max_rows`` rows are
     read (more is reported as ``ExpansionRows``). Parameters ``$chunkIds`` (the evidence
     items) and ``$scopeDocumentIds`` (the resolved scope, or null) are added to yours.
+
+    In a scoped retrieval an expansion runs only when ``trusted``: the application vouches
+    that its query reads nothing a caller of that scope may not see (the query can read
+    the whole graph, and a row's text cannot be traced to where it came from). Untrusted,
+    it is refused with ``expansion-not-trusted`` before anything is sent. Trusted, every
+    row that names a chunk, document or section outside the scope (its id anywhere in the
+    row) is still dropped, and counted as ``ExpansionOutOfScope``.
     """
 
     cypher: str = Field(min_length=1, max_length=20_000)
     parameters: dict[str, Any] = Field(default_factory=dict)
     timeout_seconds: float = Field(5.0, ge=0.1, le=60.0)
     max_rows: int = Field(50, ge=1, le=1_000)
+    trusted: bool = False
 
 
 class RetrievalOptions(Options):
@@ -43,9 +51,11 @@ class RetrievalOptions(Options):
     scope_exact_chunks: int = Field(10_000, ge=1, le=100_000)
     graph: GraphOptions = GraphOptions()
 
-    def with_cypher_expansion(self, cypher: str, parameters: dict[str, Any] | None = None) -> RetrievalOptions:
-        """A copy that runs ``cypher`` as a context expansion (validated)."""
-        expansion = CypherExpansion(cypher=cypher, parameters=dict(parameters or {}))
+    def with_cypher_expansion(
+        self, cypher: str, parameters: dict[str, Any] | None = None, *, trusted: bool = False
+    ) -> RetrievalOptions:
+        """A copy that runs ``cypher`` as a context expansion (validated); ``trusted`` lets it run in a scope."""
+        expansion = CypherExpansion(cypher=cypher, parameters=dict(parameters or {}), trusted=trusted)
         return self.model_copy(update={"expansion": expansion})
 
     def with_scope(self, scope: Scope | None) -> RetrievalOptions:

@@ -44,7 +44,7 @@ from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.budget import apply_budget
 from graphrag_orm.retrieval.context import bounded, neighbours
-from graphrag_orm.retrieval.expansion import expand
+from graphrag_orm.retrieval.expansion import expand, untrusted_expansion
 from graphrag_orm.retrieval.full_text import FullTextRoute
 from graphrag_orm.retrieval.fusion import RRF_K, Candidate, ranked_hits, route_ranks
 from graphrag_orm.retrieval.graph import GraphRoute
@@ -119,13 +119,16 @@ class Retriever:
         sandbox's ``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``)
         or is not a scope (``invalid-scope``), ``EmbeddingRejected`` for an invalid query
         vector, and ``RetrievalFailed`` when a read, a route or the fusion fails
-        (``retrieval-failed``) or the sandbox refuses the expansion (its code); never
-        partial evidence.
+        (``retrieval-failed``) or the sandbox refuses the expansion (its code), or, before
+        any read, ``expansion-not-trusted`` for an expansion in a scope the application has
+        not marked trusted; never partial evidence.
         """
         options = options or self.options
         check_question(question, options.max_question_chars)
         if Route.GRAPH in options.routes and self.graph is None:
             raise QuestionRefused(ErrorCode.ROUTE_NOT_AVAILABLE, "the graph route needs an ontology")
+        if options.scope is not None and options.expansion is not None and not options.expansion.trusted:
+            raise untrusted_expansion()
         with span(SpanName.RETRIEVE, routes=sorted(r.value for r in options.routes)) as traced:
             scope: ResolvedScope | None = None
             try:
@@ -256,7 +259,9 @@ class Retriever:
         if budget.items and options.neighbour_chunks:
             context += neighbours(budget.items, neighbours_of, scope)
         if options.expansion is not None:
-            rows, expansion_limits = await expand(self.store, options.expansion, budget.items, scope, self.sandbox)
+            rows, expansion_limits = await expand(
+                self.store, options.expansion, budget.items, scope, self.sandbox, named=self.statements.named
+            )
             context += rows
             limits += expansion_limits
         context, context_limits = bounded(context, options.max_context_utf8_bytes)

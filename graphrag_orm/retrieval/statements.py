@@ -256,6 +256,23 @@ class RetrievalStatements:
         )
 
     @functools.cached_property
+    def named(self) -> str:
+        """``retrieval.expansion.named``: which of ``$values`` are the key of a document, section or
+        chunk, each with its document and byte span (null for a document)."""
+        d, s, c = self.names.document, self.names.section, self.names.chunk
+        spans = [
+            f"MATCH (n:{node.label} {{{node.key}: value}}) RETURN n.{node.stored('document_id')} AS documentId, "
+            f"n.{node.stored('start_byte')} AS startByte, n.{node.stored('end_byte')} AS endByte"
+            for node in (s, c)
+        ]
+        return (
+            f"UNWIND $values AS value CALL (value) {{ MATCH (n:{d.label} {{{d.key}: value}}) "
+            f"RETURN n.{d.key} AS documentId, null AS startByte, null AS endByte "
+            f"UNION ALL {spans[0]} UNION ALL {spans[1]} }} "
+            "RETURN value, documentId, startByte, endByte"
+        )
+
+    @functools.cached_property
     def sections(self) -> str:
         """``retrieval.scope.sections``: the document and byte span of each of ``$ids``."""
         s = self.names.section

@@ -139,8 +139,9 @@ class SyncRetriever:
         sandbox's ``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``)
         or is not a scope (``invalid-scope``), ``EmbeddingRejected`` for an invalid query
         vector, and ``RetrievalFailed`` when a read, a route or the fusion fails
-        (``retrieval-failed``) or the sandbox refuses the expansion (its code); never
-        partial evidence.
+        (``retrieval-failed``) or the sandbox refuses the expansion (its code), or, before
+        any read, ``expansion-not-trusted`` for an expansion in a scope the application has
+        not marked trusted; never partial evidence.
 
         Runs ``Retriever.retrieve`` on the sync loop and blocks until it ends.
         """

@@ -501,3 +501,57 @@ async def test_a_cypher_scope_with_offsets_that_are_not_integers_is_an_invalid_s
     with pytest.raises(ScopeError) as refused:
         await retriever.retrieve("caliper", RetrievalOptions(scope=scope))
     assert refused.value.code == "invalid-scope"
+
+
+async def test_an_expansion_in_a_scope_is_refused_unless_trusted_and_never_returns_another_publishers_text(
+    corpus: list[Source], retriever: Retriever, store: Store
+) -> None:
+    """The review's read past the scope: a metadata scope, an expansion reading every other document's text."""
+    leaking = (
+        "MATCH (c:Chunk) WHERE NOT c.documentId IN $scopeDocumentIds RETURN c.text AS text, c.documentId AS documentId"
+    )
+    workshop = RetrievalOptions(scope=MetadataScope(filter=DocumentFilter(publisher="Workshop")))
+    sent: list[object] = []
+    remove = store.add_hook(sent.append)
+    try:
+        with pytest.raises(RetrievalFailed) as failed:
+            await retriever.retrieve("espresso tyres", workshop.with_cypher_expansion(leaking))
+    finally:
+        remove()
+    assert failed.value.code == "expansion-not-trusted"
+    assert not sent  # refused before any statement was sent
+
+    # Trusted, the rows naming a document outside the scope are dropped and counted.
+    trusted = await retriever.retrieve("espresso tyres", workshop.with_cypher_expansion(leaking, trusted=True))
+    texts = " ".join(c.text for c in trusted.context)
+    assert "Safety Office" not in texts and "BC-310" not in texts and "recalled" not in texts
+    assert not [c for c in trusted.context if c.reason == "cypher-expansion"]
+    dropped = [limit.value for limit in trusted.limits_reached if limit.name == "ExpansionOutOfScope"]
+    assert dropped and dropped[0] >= 1
+
+
+async def test_a_trusted_scoped_expansion_keeps_rows_inside_the_scope_and_drops_rows_naming_outside_it(
+    corpus: list[Source], retriever: Retriever
+) -> None:
+    recall, tyres, cafe = (source.document_id for source in corpus)
+    query = (
+        "MATCH (d:Document) RETURN d.id AS id, d.title AS title ORDER BY id "
+        "UNION ALL MATCH (c:Chunk {documentId: $tyres}) RETURN {chunk: [c.id]} AS id, 'nested' AS title "
+        "UNION ALL RETURN 'no key here' AS id, 'plain' AS title"
+    )
+    options = RetrievalOptions(scope=DocumentsScope(document_ids=(cafe,))).with_cypher_expansion(
+        query, {"tyres": tyres}, trusted=True
+    )
+    evidence = await retriever.retrieve("espresso", options)
+    rows = [json.loads(c.text) for c in evidence.context if c.reason == "cypher-expansion"]
+    # The café document's row and the row naming no key stay; the recall and tyres documents' rows
+    # and every tyres chunk (its id nested in a list in a map) are dropped.
+    assert rows == [{"id": cafe, "title": "Café"}, {"id": "no key here", "title": "plain"}]
+    dropped = [limit.value for limit in evidence.limits_reached if limit.name == "ExpansionOutOfScope"]
+    assert dropped and dropped[0] >= 3  # two documents and at least one chunk
+    assert recall not in json.dumps(rows)
+
+    # Unscoped, the same expansion keeps every row and reports nothing.
+    unscoped = await retriever.retrieve("espresso", RetrievalOptions().with_cypher_expansion(query, {"tyres": tyres}))
+    assert len([c for c in unscoped.context if c.reason == "cypher-expansion"]) >= 5
+    assert "ExpansionOutOfScope" not in {limit.name for limit in unscoped.limits_reached}
