@@ -11,9 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import (
+    AfterValidator,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    field_validator,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 from graphrag_orm.sources import clean_title
@@ -29,6 +37,7 @@ __all__ = [
     "Provenance",
     "Rewrite",
     "Route",
+    "RouteName",
     "RouteRank",
     "ScopeRoute",
     "ScopeStrategy",
@@ -53,11 +62,22 @@ def leave_out_unset(data: Any, info: SerializationInfo, fields: Iterable[str]) -
 
 
 class Route(StrEnum):
-    """A retrieval route; items keep the rank each route gave them."""
+    """The toolkit's retrieval routes; items keep the rank each route gave them."""
 
     VECTOR = "Vector"
     FULL_TEXT = "FullText"
     GRAPH = "Graph"
+
+
+def _known_route(name: str) -> str:
+    """A toolkit route's name as its :class:`Route` member; any other name as it is."""
+    return Route(name) if name in Route._value2member_map_ else name
+
+
+#: A route's name: one of :class:`Route` (validated to the member), or an application's own
+#: route's (a letter, then up to 39 letters, digits, ``_`` or ``-``); it is written into the
+#: retrieval's statement.
+RouteName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,39}$"), AfterValidator(_known_route)]
 
 
 class Grounding(StrEnum):
@@ -94,7 +114,7 @@ def leave_out_source_grounding(data: Any, info: SerializationInfo) -> Any:
 class RouteRank(Value):
     """One route's view of an item: its 1-based rank, native score and RRF share."""
 
-    route: Route
+    route: RouteName
     rank: int = Field(ge=1)
     native_score: float
     rank_score: float
@@ -181,7 +201,7 @@ class ScopeStrategy(StrEnum):
 class ScopeRoute(Value):
     """One route inside a scope: its strategy, candidates asked for and kept."""
 
-    route: Route
+    route: RouteName
     strategy: ScopeStrategy
     asked: int
     kept: int

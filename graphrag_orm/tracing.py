@@ -31,6 +31,7 @@ class SpanName(StrEnum):
     EXTRACT = "GraphRag.Extract"
     WRITE = "GraphRag.Write"
     RETRIEVE = "GraphRag.Retrieve"
+    RETRIEVE_STAGE = "GraphRag.Retrieve.Stage"
     ANSWER = "GraphRag.Answer"
     REWRITE = "GraphRag.Rewrite"
     REMOVE = "GraphRag.Remove"
@@ -67,6 +68,8 @@ ALLOWED_ATTRIBUTES = frozenset(
         "graphrag.context_items",
         "graphrag.omitted_items",
         "graphrag.routes",
+        #: A retrieval stage's name, as the application registered it.
+        "graphrag.stage",
         "graphrag.candidates",
         "graphrag.utf8_bytes",
         "graphrag.disposition",

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from graphrag_orm.catalog.statements import CatalogStatements
 from graphrag_orm.catalog.values import ChunkSpan, DocumentDetail, DocumentList, DocumentSummary, RunList, RunSummary
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import ConfigurationError, DocumentNotResolved
+from graphrag_orm.evidence import Grounding
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.sources import Sources, document_id, normalize_uri
 from graphrag_orm.store import Store
@@ -74,11 +75,22 @@ class CatalogService:
         self.model = model
         self.statements = CatalogStatements.render(model.names)
 
-    async def documents(self, limit: int = DEFAULT_LIST_LIMIT) -> DocumentList:
-        """Stored documents by source URI, at most ``limit`` (1..1,000), with the total count."""
+    async def documents(self, limit: int = DEFAULT_LIST_LIMIT, *, among: Sequence[str] | None = None) -> DocumentList:
+        """Stored documents by source URI, at most ``limit`` (1..1,000), with the total count.
+
+        With ``among`` (document ids, as a resolved scope gives them), only those of them
+        that are stored are listed and counted.
+        """
         _bounded(limit, MAX_LIST_LIMIT, "limit")
-        total = int((await self.store.read(self.statements.count_documents, name="catalog.count_documents")).value())
-        rows = await self.store.read(self.statements.documents, {"limit": limit}, name="catalog.documents")
+        st = self.statements
+        if among is None:
+            total = int((await self.store.read(st.count_documents, name="catalog.count_documents")).value())
+            rows = await self.store.read(st.documents, {"limit": limit}, name="catalog.documents")
+        else:
+            ids = list(among)
+            counted = await self.store.read(st.count_documents_among, {"ids": ids}, name="catalog.count_documents")
+            total = int(counted.value())
+            rows = await self.store.read(st.documents_among, {"ids": ids, "limit": limit}, name="catalog.documents")
         documents = tuple(_summary(row) for row in rows)
         cut = (Limit(name=LimitName.MAX_LISTED, value=limit),) if total > len(documents) else ()
         return DocumentList(documents=documents, total=total, limits_reached=cut)
@@ -144,6 +156,16 @@ class CatalogService:
             chunks=chunks,
             limits_reached=(Limit(name=LimitName.MAX_LISTED, value=chunk_limit),) if count > len(chunks) else (),
         )
+
+    async def grounding(self, document_id: str) -> Grounding:
+        """What the document's spans are spans of: ``CHUNK`` when any of its chunks is grounded in
+        its own stored text only (an adopted chunk no source placed), else ``SOURCE``."""
+        found = await self.store.read(
+            self.statements.chunk_grounded,
+            {"id": document_id, "chunk": Grounding.CHUNK.value},
+            name="catalog.grounding",
+        )
+        return Grounding.CHUNK if found.value("grounded", False) else Grounding.SOURCE
 
     async def resolve(self, reference: str) -> str:
         """The id of the one stored document ``reference`` names.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphrag_orm.evidence import GROUNDING_PROPERTY
 from graphrag_orm.store import StoredNames
 
 __all__ = ["CatalogStatements"]
@@ -31,6 +32,12 @@ class CatalogStatements:
     prefix: str
     #: Which of ``$ids`` name a document: ``id``.
     existing: str
+    #: How many of ``$ids`` name a document: ``total``.
+    count_documents_among: str
+    #: The first ``$limit`` of the documents ``$ids`` name, by source URI: the columns of ``documents``.
+    documents_among: str
+    #: Whether document ``$id`` has chunks whose grounding is ``$chunk`` (adopted, chunk-grounded): ``grounded``.
+    chunk_grounded: str
 
     @classmethod
     def render(cls, names: StoredNames) -> CatalogStatements:
@@ -87,4 +94,13 @@ class CatalogStatements:
                 f"MATCH (d:{doc.label}) WHERE d.{key} STARTS WITH $prefix RETURN count(d) AS matches, min(d.{key}) AS id"
             ),
             existing=f"UNWIND $ids AS id MATCH (d:{doc.label} {{{key}: id}}) RETURN d.{key} AS id",
+            count_documents_among=f"UNWIND $ids AS id MATCH (d:{doc.label} {{{key}: id}}) RETURN count(d) AS total",
+            documents_among=(
+                f"UNWIND $ids AS id MATCH (d:{doc.label} {{{key}: id}}) "
+                f"WITH d ORDER BY d.{doc.stored('source_uri')}, d.{key} LIMIT $limit RETURN {summary}"
+            ),
+            chunk_grounded=(
+                f"RETURN EXISTS {{ MATCH (c:{chunk.label}) WHERE c.{chunk_doc} = $id "
+                f"AND c.{GROUNDING_PROPERTY} = $chunk }} AS grounded"
+            ),
         )

@@ -204,7 +204,7 @@ def search(
         return
     table = Table("#", "document", "bytes", "score", "routes", "text")
     for position, item in enumerate(evidence.items, start=1):
-        routes = ", ".join(f"{r.route.value}#{r.rank}" for r in item.routes)
+        routes = ", ".join(f"{r.route}#{r.rank}" for r in item.routes)
         snippet = " ".join(item.text.split())
         table.add_row(
             str(position),

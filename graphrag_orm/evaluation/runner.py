@@ -177,7 +177,7 @@ class Evaluator:
             k=self.options.k,
             concurrency=self.options.concurrency,
             max_cases=self.options.max_cases,
-            routes=tuple(sorted(route.value for route in self.retrieval.routes)),
+            routes=tuple(sorted(str(route) for route in self.retrieval.routes)),
             max_utf8_bytes=self.retrieval.max_utf8_bytes,
         )
 

@@ -2,9 +2,8 @@
 
 from graphrag_orm.errors import QuestionRefused, RetrievalFailed, ScopeError
 from graphrag_orm.retrieval.fusion import RRF_K
-from graphrag_orm.retrieval.graph import GraphOptions
 from graphrag_orm.retrieval.lucene import to_query
-from graphrag_orm.retrieval.options import CypherExpansion, RetrievalOptions, Retrievers
+from graphrag_orm.retrieval.options import CypherExpansion, GraphOptions, RetrievalOptions, Retrievers
 from graphrag_orm.retrieval.question import check_question
 from graphrag_orm.retrieval.scope import (
     CypherScope,

@@ -12,9 +12,7 @@ from __future__ import annotations
 from graphrag_orm.codes import LimitName
 from graphrag_orm.evidence import Route, ScopeStrategy
 from graphrag_orm.retrieval.lucene import to_query
-from graphrag_orm.retrieval.options import RetrievalOptions
-from graphrag_orm.retrieval.routes import RouteSearch, over_fetch
-from graphrag_orm.retrieval.scope import ResolvedScope
+from graphrag_orm.retrieval.routes import RouteRequest, RouteSearch, over_fetch
 from graphrag_orm.retrieval.statements import RetrievalStatements
 
 __all__ = ["FullTextRoute"]
@@ -23,10 +21,18 @@ __all__ = ["FullTextRoute"]
 class FullTextRoute:
     """Plans the full-text route's search for one question."""
 
+    name = Route.FULL_TEXT
+    follows = False
+
     def __init__(self, statements: RetrievalStatements) -> None:
         self.statements = statements
 
-    def search(self, question: str, options: RetrievalOptions, scope: ResolvedScope | None) -> RouteSearch:
+    @property
+    def indexes(self) -> tuple[str, ...]:
+        return (self.statements.fulltext_index,)
+
+    async def plan(self, request: RouteRequest) -> RouteSearch:
+        question, options, scope = request.question, request.options, request.scope
         query = to_query(question)
         k = options.candidates_per_route
         st = self.statements

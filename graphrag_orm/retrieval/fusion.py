@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphrag_orm.evidence import Route, RouteRank
+from graphrag_orm.evidence import RouteRank
 
 __all__ = ["FUSE", "RRF_K", "Candidate", "dedupe", "hits_of", "ranked_hits", "route_ranks"]
 
@@ -40,19 +40,20 @@ def dedupe(candidates: Sequence[Candidate]) -> list[Candidate]:
     return kept
 
 
-def ranked_hits(route: Route, candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
+def ranked_hits(route: str, candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
     """A route's candidates as the hits :data:`FUSE` reads, ranked from 1 in their order."""
     return [
-        {"id": candidate.chunk_id, "score": candidate.score, "route": route.value, "rank": rank}
+        {"id": candidate.chunk_id, "score": candidate.score, "route": str(route), "rank": rank}
         for rank, candidate in enumerate(dedupe(candidates), start=1)
     ]
 
 
-def hits_of(column: str, route: Route) -> str:
-    """A Cypher expression ranking the ``[{id, score}]`` list ``column`` from 1 as hits of ``route``."""
+def hits_of(column: str, route: str) -> str:
+    """A Cypher expression ranking the ``[{id, score}]`` list ``column`` from 1 as hits of ``route``
+    (both checked names: :func:`~graphrag_orm.retrieval.routes.check_search`)."""
     return (
         f"[i IN range(0, size({column}) - 1) | "
-        f"{{id: {column}[i].id, score: {column}[i].score, route: '{route.value}', rank: i + 1}}]"
+        f"{{id: {column}[i].id, score: {column}[i].score, route: '{route}', rank: i + 1}}]"
     )
 
 
@@ -74,7 +75,7 @@ def route_ranks(ranks: Sequence[Mapping[str, Any]], k: int = RRF_K) -> tuple[Rou
     """One fused item's ``ranks`` as values, in route-name order."""
     return tuple(
         RouteRank(
-            route=Route(rank["route"]),
+            route=str(rank["route"]),
             rank=int(rank["rank"]),
             native_score=float(rank["score"]),
             rank_score=1.0 / (k + int(rank["rank"])),

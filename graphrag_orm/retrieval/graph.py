@@ -14,34 +14,23 @@ transaction, so it reads one consistent graph.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Any
 
-from pydantic import Field
-
 from graphrag_orm.codes import LimitName
-from graphrag_orm.evidence import ContextItem
+from graphrag_orm.evidence import ContextItem, Route
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.fusion import Candidate
 from graphrag_orm.retrieval.lucene import to_query
+from graphrag_orm.retrieval.options import GraphOptions
+from graphrag_orm.retrieval.routes import RouteRead, RouteRequest
 from graphrag_orm.retrieval.scope import ResolvedScope
 from graphrag_orm.retrieval.statements import GraphStatements
 from graphrag_orm.store import Store, StoreTransaction
-from graphrag_orm.values import Limit, Options
+from graphrag_orm.values import Limit
 
-__all__ = ["FactHit", "GraphOptions", "GraphResult", "GraphRoute", "describe_facts"]
-
-
-class GraphOptions(Options):
-    """Bounds of the graph route; every one reached is reported in ``limits_reached``."""
-
-    max_hops: int = Field(3, ge=1, le=5)
-    max_degree: int = Field(50, ge=1, le=10_000)
-    max_facts: int = Field(100, ge=1, le=1_000)
-    max_anchors: int = Field(20, ge=1, le=200)
-    anchor_chunks: int = Field(3, ge=0, le=20, description="top chunks per route whose things are anchors")
-    chunks_per_fact: int = Field(2, ge=1, le=10)
-    reserved_items: int = Field(12, ge=0, le=64, description="budget kept for the route's best candidates")
+__all__ = ["FactHit", "GraphResult", "GraphRoute", "describe_facts"]
 
 
 @dataclass(frozen=True)
@@ -64,12 +53,39 @@ class GraphResult:
 
 
 class GraphRoute:
-    """Runs the graph route for one layout and ontology; reads only."""
+    """Runs the graph route for one layout and ontology; reads only.
+
+    As a route (:class:`~graphrag_orm.retrieval.routes.RetrievalRoute`) it follows the
+    others: its anchor chunks are their best ``anchor_chunks`` each, alternating (vector,
+    full text, then any other route by name), and its best candidates keep up to
+    ``reserved_items`` places among the winners, since rank fusion favours chunks several
+    routes found and a chunk that only grounds a fact (a link in a chain the question does
+    not resemble) would never make the budget.
+    """
+
+    name = Route.GRAPH
+    follows = True
 
     def __init__(self, store: Store, model: LexicalModel, ontology: Ontology) -> None:
         self.store = store
         self.ontology = ontology
         self.statements = GraphStatements.of(model, ontology)
+
+    @property
+    def indexes(self) -> tuple[str, ...]:
+        return (self.statements.names_index,)
+
+    async def plan(self, request: RouteRequest) -> RouteRead:
+        options = request.options
+        top = options.graph.anchor_chunks
+        first = [Route.VECTOR, Route.FULL_TEXT]
+        order = first + sorted(name for name in request.earlier if name not in first)
+        lists = [request.earlier.get(name, ())[:top] for name in order]
+        anchors = [c.chunk_id for row in zip_longest(*lists) for c in row if c is not None] if lists else []
+        found = await self.run(request.question, list(dict.fromkeys(anchors)), options.graph, request.scope)
+        candidates = tuple(found.candidates[: options.candidates_per_route])
+        reserved = tuple(c.chunk_id for c in candidates[: min(options.graph.reserved_items, options.max_items)])
+        return RouteRead(self.name, candidates, tuple(found.context), tuple(found.limits), reserved)
 
     async def run(
         self, question: str, anchor_chunks: list[str], options: GraphOptions, scope: ResolvedScope | None = None

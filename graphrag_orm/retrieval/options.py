@@ -1,17 +1,36 @@
-"""Retrieval settings: routes, candidate lists, the evidence budget, context and scope."""
+"""Retrieval settings: routes, stages, candidate lists, the evidence budget, context and scope.
+
+A leaf: it imports no route, stage or service.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
-from graphrag_orm.evidence import Route
-from graphrag_orm.retrieval.graph import GraphOptions
+from graphrag_orm.evidence import Route, RouteName
 from graphrag_orm.retrieval.scope import Scope
 from graphrag_orm.values import Options
 
-__all__ = ["CypherExpansion", "RetrievalOptions", "Retrievers"]
+__all__ = ["MAX_STAGES", "CypherExpansion", "GraphOptions", "RetrievalOptions", "Retrievers", "StageName"]
+
+#: A post-fusion stage's name, as the retriever's stages are registered.
+StageName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")]
+#: Stages one retrieval may name, at most.
+MAX_STAGES = 8
+
+
+class GraphOptions(Options):
+    """Bounds of the graph route; every one reached is reported in ``limits_reached``."""
+
+    max_hops: int = Field(3, ge=1, le=5)
+    max_degree: int = Field(50, ge=1, le=10_000)
+    max_facts: int = Field(100, ge=1, le=1_000)
+    max_anchors: int = Field(20, ge=1, le=200)
+    anchor_chunks: int = Field(3, ge=0, le=20, description="top chunks per route whose things are anchors")
+    chunks_per_fact: int = Field(2, ge=1, le=10)
+    reserved_items: int = Field(12, ge=0, le=64, description="budget kept for the route's best candidates")
 
 
 class CypherExpansion(Options):
@@ -39,7 +58,11 @@ class CypherExpansion(Options):
 class RetrievalOptions(Options):
     """What to search and how much evidence to keep; every bound has a default and a maximum."""
 
-    routes: frozenset[Route] = frozenset({Route.VECTOR, Route.FULL_TEXT})
+    #: The routes to search, by name: the toolkit's (:class:`~graphrag_orm.evidence.Route`) or
+    #: one the retriever was given.
+    routes: frozenset[RouteName] = frozenset({Route.VECTOR, Route.FULL_TEXT})
+    #: Post-fusion stages to apply, in order, by the names the retriever was given them under.
+    stages: tuple[StageName, ...] = Field((), max_length=MAX_STAGES)
     candidates_per_route: int = Field(20, ge=1, le=256)
     max_items: int = Field(8, ge=1, le=128)
     max_utf8_bytes: int = Field(16_384, ge=64, le=65_536)

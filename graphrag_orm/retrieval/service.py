@@ -1,12 +1,12 @@
 """The retriever: one question in, ranked and budgeted evidence out.
 
-``retrieve`` checks the question, resolves the scope, and sends one statement: the
-routes' searches (:mod:`~graphrag_orm.retrieval.vector`,
-:mod:`~graphrag_orm.retrieval.full_text`), rank fusion
+``retrieve`` checks the question, resolves the scope, plans each route the options name
+(:mod:`~graphrag_orm.retrieval.routes`: the vector and full-text searches, the graph
+route, an application's own) and sends one statement: the routes' searches, rank fusion
 (:mod:`~graphrag_orm.retrieval.fusion`) and the fields of the items that can enter the
-budget, with their neighbours. With the graph route, whose anchors are the other
-routes' best chunks, the searches and the fusion are two statements around it. Then
-the budget, the context and the provenance. Embeddings are never read back. A failed
+budget, with their neighbours. With a route that follows the others (the graph route,
+whose anchors are their best chunks), the searches and the fusion are two statements
+around it. Then the stages the options name, the budget, the context and the provenance. Embeddings are never read back. A failed
 or cancelled route fails the whole retrieval: it never quietly falls back to the
 routes that worked. A database error anywhere (a lost connection, a server restarted
 under the driver) is ``retrieval-failed``, never the driver's own exception; the
@@ -20,14 +20,13 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import zip_longest
 from typing import Any
 
 from neo4j.exceptions import DriverError, Neo4jError
 
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.embeddings import Embedder, EmbeddingSet
-from graphrag_orm.errors import QuestionRefused, RetrievalFailed
+from graphrag_orm.errors import ConfigurationError, QuestionRefused, RetrievalFailed
 from graphrag_orm.evidence import (
     ContextItem,
     Evidence,
@@ -46,12 +45,23 @@ from graphrag_orm.retrieval.budget import apply_budget
 from graphrag_orm.retrieval.context import bounded, neighbours
 from graphrag_orm.retrieval.expansion import expand, untrusted_expansion
 from graphrag_orm.retrieval.full_text import FullTextRoute
-from graphrag_orm.retrieval.fusion import RRF_K, Candidate, ranked_hits, route_ranks
+from graphrag_orm.retrieval.fusion import RRF_K, ranked_hits, route_ranks
 from graphrag_orm.retrieval.graph import GraphRoute
 from graphrag_orm.retrieval.options import RetrievalOptions
 from graphrag_orm.retrieval.question import check_question
-from graphrag_orm.retrieval.routes import RouteOutcome, RouteSearch
-from graphrag_orm.retrieval.scope import ResolvedScope, ScopeResolver
+from graphrag_orm.retrieval.routes import (
+    MAX_STAGE_ITEMS,
+    RetrievalRoute,
+    RetrievalStage,
+    RouteOutcome,
+    RouteRead,
+    RouteRequest,
+    RouteSearch,
+    check_route,
+    check_search,
+    check_stage,
+)
+from graphrag_orm.retrieval.scope import ResolvedScope, Scope, ScopeResolver
 from graphrag_orm.retrieval.statements import RetrievalStatements
 from graphrag_orm.retrieval.vector import VectorRoute
 from graphrag_orm.store import Store
@@ -68,15 +78,17 @@ _ROUTE_ERRORS = (Neo4jError, DriverError, OSError)
 
 @dataclass(frozen=True)
 class _Found:
-    """What the statements found: each route's outcome, the fused winners and graph context."""
+    """What the statements found: each route's outcome and the fused winners."""
 
     outcomes: tuple[RouteOutcome, ...]
     #: Chunks fused in all (the winners are the first of them).
     total: int
     #: The winners, best first: ``{chunk, document, score, ranks, neighbours}``.
     items: list[dict[str, Any]]
-    facts: tuple[ContextItem, ...] = ()
-    graph_limits: tuple[Limit, ...] = ()
+
+
+#: The order routes are planned and traced in: the toolkit's index routes, then the rest by name.
+_FIRST = (Route.VECTOR, Route.FULL_TEXT)
 
 
 class Retriever:
@@ -90,7 +102,12 @@ class Retriever:
         embedder: Embedder,
         options: RetrievalOptions | None = None,
         ontology: Ontology | None = None,
+        *,
+        routes: Sequence[RetrievalRoute] = (),
+        stages: Sequence[RetrievalStage] = (),
     ) -> None:
+        """``routes`` and ``stages`` add an application's own (:mod:`~graphrag_orm.retrieval.routes`),
+        named in the options like the toolkit's; a name already taken is ``invalid-option``."""
         self.store = store
         self.model = model
         self.embedding_set = embedding_set
@@ -108,6 +125,11 @@ class Retriever:
         self.vector = VectorRoute(self.statements, embedder, embedding_set)
         self.full_text = FullTextRoute(self.statements)
         self.graph = GraphRoute(store, model, ontology) if ontology is not None else None
+        builtin: list[RetrievalRoute] = [self.vector, self.full_text, *([self.graph] if self.graph else [])]
+        #: Every route this retriever can search, by name.
+        self.routes: dict[str, RetrievalRoute] = _named([*builtin, *(check_route(r) for r in routes)], "route")
+        #: Every stage this retriever can apply, by name.
+        self.stages: dict[str, RetrievalStage] = _named([check_stage(s) for s in stages], "stage")
         self._server_version: str | None = None
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None) -> Evidence:
@@ -125,11 +147,10 @@ class Retriever:
         """
         options = options or self.options
         check_question(question, options.max_question_chars)
-        if Route.GRAPH in options.routes and self.graph is None:
-            raise QuestionRefused(ErrorCode.ROUTE_NOT_AVAILABLE, "the graph route needs an ontology")
+        self._check_names(options)
         if options.scope is not None and options.expansion is not None and not options.expansion.trusted:
             raise untrusted_expansion()
-        with span(SpanName.RETRIEVE, routes=sorted(r.value for r in options.routes)) as traced:
+        with span(SpanName.RETRIEVE, routes=sorted(str(r) for r in options.routes)) as traced:
             scope: ResolvedScope | None = None
             try:
                 if options.scope is not None:
@@ -148,108 +169,106 @@ class Retriever:
             traced.set("limits", [limit.name for limit in evidence.limits_reached])
             return evidence
 
+    async def resolve_scope(self, scope: Scope) -> ResolvedScope:
+        """The documents and byte ranges ``scope`` names, as retrieval inside it sees them.
+
+        Raises ``ScopeError`` as :meth:`retrieve` does for the same scope.
+        """
+        return await self.scopes.resolve(scope)
+
+    def _check_names(self, options: RetrievalOptions) -> None:
+        """Every route and stage the options name is one this retriever has."""
+        for name in sorted(options.routes):
+            if name not in self.routes:
+                why = "the graph route needs an ontology" if name == Route.GRAPH else f"no route is named {name}"
+                raise QuestionRefused(ErrorCode.ROUTE_NOT_AVAILABLE, why)
+        for name in options.stages:
+            if name not in self.stages:
+                raise QuestionRefused(ErrorCode.ROUTE_NOT_AVAILABLE, f"no stage is named {name}")
+
+    def _ordered(self, options: RetrievalOptions) -> list[RetrievalRoute]:
+        names = [r for r in _FIRST if r in options.routes] + sorted(set(options.routes) - set(_FIRST))
+        return [self.routes[name] for name in names]
+
     async def _retrieve(self, question: str, options: RetrievalOptions, scope: ResolvedScope | None) -> Evidence:
         provenance = await self._provenance(options)
         if scope is not None and scope.empty:
             return _nothing_in(scope, question, options, provenance)
-        searches = await self._searches(question, options, scope)
+        request = RouteRequest(question, options, scope)
+        routes = self._ordered(options)
+        parts = [await route.plan(request) for route in routes if not route.follows]
         try:
-            if Route.GRAPH in options.routes:
-                found = await self._search_graph_and_fuse(question, searches, options, scope)
-            else:
-                found = await self._search_and_fuse(searches, options)
+            found = await self._search_and_fuse(request, parts, [r for r in routes if r.follows])
         except _ROUTE_ERRORS as error:
             raise RetrievalFailed(ErrorCode.RETRIEVAL_FAILED, f"a route failed: {type(error).__name__}") from error
-        return await self._evidence(question, options, scope, found, provenance)
+        return await self._evidence(request, found, provenance)
 
-    async def _searches(
-        self, question: str, options: RetrievalOptions, scope: ResolvedScope | None
-    ) -> tuple[RouteSearch, ...]:
-        """The index routes' searches, in route-name order (full text, then vector)."""
-        searches: list[RouteSearch] = []
-        if Route.FULL_TEXT in options.routes:
-            searches.append(self.full_text.search(question, options, scope))
-        if Route.VECTOR in options.routes:
-            searches.append(await self.vector.search(question, options, scope))
-        return tuple(searches)
+    def _fused_items(self, options: RetrievalOptions) -> int:
+        """Winners the fusion returns: ``max_items``, or more when a stage wants them."""
+        wanted = [self.stages[name].wants(options) for name in options.stages]
+        return max([options.max_items, *(min(MAX_STAGE_ITEMS, w) for w in wanted)])
 
-    def _statement_parts(self, searches: Sequence[RouteSearch]) -> tuple[str | None, str | None, dict[str, Any]]:
-        by_column = {search.column: search for search in searches}
-        parameters: dict[str, Any] = {}
+    async def _search_and_fuse(
+        self, request: RouteRequest, parts: Sequence[RouteSearch | RouteRead], followers: Sequence[RetrievalRoute]
+    ) -> _Found:
+        """The routes' searches, fusion and the winners' projection: one statement; with routes
+        that follow, the searches, then those routes, then the fusion of all."""
+        options = request.options
+        searches = [check_search(p) for p in parts if isinstance(p, RouteSearch)]
+        reads = [p for p in parts if isinstance(p, RouteRead)]
+        parameters: dict[str, Any] = {"rrf": RRF_K, "maxItems": self._fused_items(options)}
         for search in searches:
             parameters.update(search.parameters)
-        vector, full_text = by_column.get("vector"), by_column.get("fullText")
-        return (vector.subquery if vector else None), (full_text.subquery if full_text else None), parameters
-
-    async def _search_and_fuse(self, searches: Sequence[RouteSearch], options: RetrievalOptions) -> _Found:
-        """The index routes, fusion and the winners' projection: one statement."""
-        vector, full_text, parameters = self._statement_parts(searches)
-        result = await self.store.read(
-            self.statements.evidence(vector, full_text, options.neighbour_chunks),
-            {**parameters, "rrf": RRF_K, "maxItems": options.max_items, "reserved": []},
-            name="retrieval.evidence",
-        )
-        row = result.single() or {}
-        outcomes = tuple(search.counted(int(row.get(search.column) or 0)) for search in searches)
-        return _Found(outcomes, int(row.get("total") or 0), list(row.get("items") or []))
-
-    async def _search_graph_and_fuse(
-        self, question: str, searches: Sequence[RouteSearch], options: RetrievalOptions, scope: ResolvedScope | None
-    ) -> _Found:
-        """The index routes, then the graph route from their best chunks, then fusion of all three."""
-        assert self.graph is not None  # retrieve() refuses the graph route without an ontology
-        vector, full_text, parameters = self._statement_parts(searches)
-        row: Mapping[str, Any] = {}
-        if vector or full_text:
+        if not followers and searches:
+            parameters |= {"hits": _hits(reads), "reserved": _reserved(reads, options)}
             result = await self.store.read(
-                self.statements.search(vector, full_text), parameters, name="retrieval.search"
+                self.statements.evidence(searches, options.neighbour_chunks), parameters, name="retrieval.evidence"
             )
             row = result.single() or {}
-        outcomes = tuple(search.outcome(row.get(search.column) or []) for search in searches)
-        lists = {search.route: outcome.candidates for search, outcome in zip(searches, outcomes, strict=True)}
-        # Anchors also come from the other routes' chunks, best first, alternating.
-        top = options.graph.anchor_chunks
-        anchors = [
-            c.chunk_id
-            for pair in zip_longest(lists.get(Route.VECTOR, ())[:top], lists.get(Route.FULL_TEXT, ())[:top])
-            for c in pair
-            if c is not None
+            kept = row.get("kept") or {}
+            outcomes = [search.counted(int(kept.get(search.column) or 0)) for search in searches]
+            outcomes += [read.outcome() for read in reads]
+            return _Found(tuple(outcomes), int(row.get("total") or 0), list(row.get("items") or []))
+        row = {}
+        if any(search.subquery for search in searches):
+            result = await self.store.read(self.statements.search(searches), parameters, name="retrieval.search")
+            row = result.single() or {}
+        found = [search.outcome(row.get(search.column) or []) for search in searches]
+        earlier = {search.route: outcome.candidates for search, outcome in zip(searches, found, strict=True)}
+        earlier |= {read.route: read.candidates for read in reads}
+        for route in followers:
+            read = await route.plan(RouteRequest(request.question, options, request.scope, earlier))
+            if not isinstance(read, RouteRead):
+                raise TypeError(f"the route {route.name} follows the others, so it must read for itself")
+            reads.append(read)
+            earlier[read.route] = read.candidates
+        hits = [
+            hit
+            for search, outcome in zip(searches, found, strict=True)
+            for hit in ranked_hits(search.route, outcome.candidates)
         ]
-        graph = await self.graph.run(question, list(dict.fromkeys(anchors)), options.graph, scope)
-        found: list[Candidate] = graph.candidates[: options.candidates_per_route]
-        hits = [hit for route, candidates in lists.items() for hit in ranked_hits(route, candidates)]
-        hits += ranked_hits(Route.GRAPH, found)
-        # Rank fusion favours chunks several routes found; a chunk that only grounds a
-        # fact (a link in a chain the question does not resemble) would never make the
-        # budget, so the graph route's best keep up to `reserved_items` places.
-        reserved = [c.chunk_id for c in found[: min(options.graph.reserved_items, options.max_items)]]
         result = await self.store.read(
             self.statements.fuse(options.neighbour_chunks),
-            {"hits": hits, "rrf": RRF_K, "maxItems": options.max_items, "reserved": reserved},
+            {
+                "rrf": RRF_K,
+                "maxItems": parameters["maxItems"],
+                "hits": hits + _hits(reads),
+                "reserved": _reserved(reads, options),
+            },
             name="retrieval.fuse",
         )
         fused = result.single() or {}
-        return _Found(
-            outcomes,
-            int(fused.get("total") or 0),
-            list(fused.get("items") or []),
-            tuple(graph.context),
-            tuple(graph.limits),
-        )
+        outcomes = [*found, *(read.outcome() for read in reads)]
+        return _Found(tuple(outcomes), int(fused.get("total") or 0), list(fused.get("items") or []))
 
-    async def _evidence(
-        self,
-        question: str,
-        options: RetrievalOptions,
-        scope: ResolvedScope | None,
-        found: _Found,
-        provenance: Provenance,
-    ) -> Evidence:
-        """Items in rank order through the budget, then context, limits and the scope trace."""
+    async def _evidence(self, request: RouteRequest, found: _Found, provenance: Provenance) -> Evidence:
+        """Items in rank order through the stages and the budget, then context, limits and the scope trace."""
+        question, options, scope = request.question, request.options, request.scope
         limits: list[Limit] = list(scope.limits) if scope else []
-        limits += [outcome.limit for outcome in found.outcomes if outcome.limit]
-        limits += found.graph_limits
+        limits += [limit for outcome in found.outcomes for limit in outcome.limits]
         ranked, neighbours_of = _ranked(found.items, scope)
+        ranked, stage_limits = await self._stages(request, ranked)
+        limits += stage_limits
         budget = apply_budget(ranked, options.max_items, options.max_utf8_bytes)
         limits += budget.limits
         omitted = budget.omitted + (found.total - len(found.items))
@@ -270,10 +289,11 @@ class Retriever:
         if scope is not None:
             routes = tuple(outcome.scope for outcome in found.outcomes if outcome.scope)
             trace = ScopeTrace(kind=scope.kind, documents=len(scope.ranges), chunks=scope.chunks, routes=routes)
+        route_context = tuple(item for outcome in found.outcomes for item in outcome.context)
         return Evidence(
             question=question,
             items=budget.items,
-            context=(*found.facts, *context),
+            context=(*route_context, *context),
             utf8_bytes=budget.utf8_bytes,
             omitted_items=omitted,
             limits_reached=tuple(limits),
@@ -281,14 +301,31 @@ class Retriever:
             scope=trace,
         )
 
+    async def _stages(
+        self, request: RouteRequest, ranked: list[EvidenceItem]
+    ) -> tuple[list[EvidenceItem], list[Limit]]:
+        """The stages the options name, in order; each may reorder or leave out items, never add one."""
+        limits: list[Limit] = []
+        for name in request.options.stages:
+            stage = self.stages[name]
+            with span(SpanName.RETRIEVE_STAGE, stage=name, candidates=len(ranked)) as traced:
+                result = await stage.apply(request, tuple(ranked))
+                given = {item.chunk_id for item in ranked}
+                ids = [item.chunk_id for item in result.items]
+                if not set(ids) <= given or len(ids) != len(set(ids)):
+                    raise RetrievalFailed(
+                        ErrorCode.RETRIEVAL_FAILED, f"the stage {name} returned an item it was not given"
+                    )
+                ranked = list(result.items)
+                limits += result.limits
+                traced.set("items", len(ranked))
+                traced.set("limits", [limit.name for limit in result.limits])
+        return ranked, limits
+
     async def _provenance(self, options: RetrievalOptions) -> Provenance:
         if self._server_version is None:
             self._server_version = await server_version(self.store)
-        indexes = []
-        if Route.VECTOR in options.routes:
-            indexes.append(self.vector_index)
-        if Route.FULL_TEXT in options.routes:
-            indexes.append(self.fulltext_index)
+        indexes = [index for route in self._ordered(options) for index in route.indexes]
         return Provenance(
             server_version=self._server_version,
             embedding_set_id=self.embedding_set.id,
@@ -352,3 +389,23 @@ def _item(
         grounding=Grounding.stored(chunk.get("grounding")),
         text_origin=document.get("textOrigin"),
     )
+
+
+def _named(parts: Sequence[Any], kind: str) -> dict[str, Any]:
+    """``parts`` by name; ``invalid-option`` when two share one."""
+    named: dict[str, Any] = {}
+    for part in parts:
+        if part.name in named:
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, f"two {kind}s are named {part.name}")
+        named[str(part.name)] = part
+    return named
+
+
+def _hits(reads: Sequence[RouteRead]) -> list[dict[str, Any]]:
+    """The ranked hits of the routes that read for themselves, for the fusion's ``$hits``."""
+    return [hit for read in reads for hit in ranked_hits(read.route, read.candidates)]
+
+
+def _reserved(reads: Sequence[RouteRead], options: RetrievalOptions) -> list[str]:
+    """Chunk ids that keep a place among the winners, at most ``max_items``, first come first kept."""
+    return list(dict.fromkeys(chunk for read in reads for chunk in read.reserved))[: options.max_items]

@@ -17,14 +17,18 @@ anchors are the other routes' top chunks, the same is split in two around it:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from graphrag_orm.evidence import GROUNDING_PROPERTY, Route
+from graphrag_orm.evidence import GROUNDING_PROPERTY
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.fusion import FUSE, hits_of
 from graphrag_orm.store.names import StoredNames
+
+if TYPE_CHECKING:
+    from graphrag_orm.retrieval.routes import RouteSearch
 
 __all__ = ["CHUNK_FIELDS", "DOCUMENT_FIELDS", "METADATA_FIELDS", "GraphStatements", "RetrievalStatements"]
 
@@ -51,7 +55,6 @@ METADATA_FIELDS: Mapping[str, tuple[str, str, str]] = {
     "published_from": ("published", ">=", "publishedFrom"),
     "published_before": ("published", "<", "publishedBefore"),
 }
-_EMPTY = {"vector": "CALL () { RETURN [] AS vector } ", "fullText": "CALL () { RETURN [] AS fullText } "}
 
 
 def _project(var: str, fields: Mapping[str, str]) -> str:
@@ -192,8 +195,10 @@ class RetrievalStatements:
             text = self._rendered[key] = render()
         return text
 
-    def _routes(self, vector: str | None, full_text: str | None) -> str:
-        return (vector or _EMPTY["vector"]) + (full_text or _EMPTY["fullText"])
+    @staticmethod
+    def _routes(searches: Sequence[RouteSearch]) -> str:
+        """Each search's subquery, or an empty list in its column when it has nothing to search."""
+        return "".join(s.subquery or f"CALL () {{ RETURN [] AS {s.column} }} " for s in searches)
 
     def _projection(self, hops: int) -> str:
         """``items``: each of ``top``'s chunk, document, score, ranks and neighbours up to ``hops``."""
@@ -215,28 +220,31 @@ class RetrievalStatements:
             f"ranks: hit.ranks, neighbours: {value}}}) AS items }} "
         )
 
-    def evidence(self, vector: str | None, full_text: str | None, hops: int) -> str:
-        """``retrieval.evidence``: the routes, fusion and the winners' projection in one statement.
+    def evidence(self, searches: Sequence[RouteSearch], hops: int) -> str:
+        """``retrieval.evidence``: the routes' searches, fusion and the winners' projection in one statement.
 
-        Returns one row: ``vector`` and ``fullText`` (how many hits each route kept; the
-        items carry every route's rank), ``total`` (chunks fused) and ``items`` (the top
-        ``$maxItems``, best first). Parameters: the routes', ``$rrf``, ``$maxItems`` and
-        ``$reserved``.
+        Returns one row: ``kept`` (how many hits each search kept, by column; the items
+        carry every route's rank), ``total`` (chunks fused) and ``items`` (the top
+        ``$maxItems``, best first). Parameters: the searches', ``$hits`` (the ranked hits of
+        routes that read for themselves), ``$rrf``, ``$maxItems`` and ``$reserved``.
         """
-        hits = f"{hits_of('vector', Route.VECTOR)} + {hits_of('fullText', Route.FULL_TEXT)}"
-        return self._rendered_once(
-            ("evidence", vector, full_text, hops),
-            lambda: (
-                f"{self._routes(vector, full_text)}"
-                f"WITH size(vector) AS vectorKept, size(fullText) AS fullTextKept, {hits} AS hits "
-                f"{FUSE}{self._projection(hops)}RETURN vectorKept AS vector, fullTextKept AS fullText, total, items"
-            ),
-        )
+        key = ("evidence", tuple((s.route, s.column, s.subquery) for s in searches), hops)
 
-    def search(self, vector: str | None, full_text: str | None) -> str:
-        """``retrieval.search``: the routes only; one row of ``vector`` and ``fullText``."""
+        def render() -> str:
+            kept = ", ".join(f"{s.column}: size({s.column})" for s in searches)
+            hits = " + ".join([*(hits_of(s.column, s.route) for s in searches), "$hits"])
+            return (
+                f"{self._routes(searches)}WITH {{{kept}}} AS kept, {hits} AS hits "
+                f"{FUSE}{self._projection(hops)}RETURN kept, total, items"
+            )
+
+        return self._rendered_once(key, render)
+
+    def search(self, searches: Sequence[RouteSearch]) -> str:
+        """``retrieval.search``: the searches only; one row with each search's hits in its column."""
+        key = ("search", tuple((s.route, s.column, s.subquery) for s in searches))
         return self._rendered_once(
-            ("search", vector, full_text), lambda: f"{self._routes(vector, full_text)}RETURN vector, fullText"
+            key, lambda: f"{self._routes(searches)}RETURN {', '.join(s.column for s in searches)}"
         )
 
     def fuse(self, hops: int) -> str:

@@ -20,9 +20,7 @@ from __future__ import annotations
 from graphrag_orm.codes import LimitName
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
 from graphrag_orm.evidence import Route, ScopeStrategy
-from graphrag_orm.retrieval.options import RetrievalOptions
-from graphrag_orm.retrieval.routes import RouteSearch, over_fetch
-from graphrag_orm.retrieval.scope import ResolvedScope
+from graphrag_orm.retrieval.routes import RouteRequest, RouteSearch, over_fetch
 from graphrag_orm.retrieval.statements import RetrievalStatements
 
 __all__ = ["VectorRoute"]
@@ -31,13 +29,21 @@ __all__ = ["VectorRoute"]
 class VectorRoute:
     """Plans the vector route's search for one question (embedding it first)."""
 
+    name = Route.VECTOR
+    follows = False
+
     def __init__(self, statements: RetrievalStatements, embedder: Embedder, embedding_set: EmbeddingSet) -> None:
         self.statements = statements
         self.embedder = embedder
         self.embedding_set = embedding_set
 
-    async def search(self, question: str, options: RetrievalOptions, scope: ResolvedScope | None) -> RouteSearch:
+    @property
+    def indexes(self) -> tuple[str, ...]:
+        return (self.statements.vector_index,)
+
+    async def plan(self, request: RouteRequest) -> RouteSearch:
         """The route's subquery; an invalid query vector raises ``EmbeddingRejected`` before any search."""
+        question, options, scope = request.question, request.options, request.scope
         vectors = await self.embedder.embed([question])
         (vector,) = validate_vectors(vectors, 1, self.embedding_set)
         k = options.candidates_per_route

@@ -12,13 +12,12 @@ import re
 from typing import Final
 
 from graphrag_orm.catalog import MAX_CHUNK_LIMIT
+from graphrag_orm.catalog.values import DocumentSummary
 from graphrag_orm.errors import DocumentNotResolved
-from graphrag_orm.evidence import Grounding
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.retrieval.options import RetrievalOptions
-from graphrag_orm.retrieval.scope import ResolvedScope, Scope
+from graphrag_orm.retrieval.scope import Scope
 from graphrag_orm.server.options import ServerOptions
-from graphrag_orm.server.statements import ServerStatements
 from graphrag_orm.server.views import ChunkEntry, DocumentEntry, DocumentsPage, DocumentView, Passage, SearchResult
 
 __all__ = ["ServerReads"]
@@ -32,7 +31,6 @@ class ServerReads:
     def __init__(self, rag: GraphRag, options: ServerOptions) -> None:
         self.rag = rag
         self.options = options
-        self.statements = ServerStatements.render(rag.model.names)
 
     def retrieval_options(self, scope: Scope | None) -> RetrievalOptions:
         """The base options with the endpoints' question bound and, when given, the request's scope."""
@@ -55,35 +53,10 @@ class ServerReads:
         scope = scope if scope is not None else self.retrieval_options(None).scope
         if scope is None:
             listed = await self.rag.catalog.documents(limit)
-            entries = tuple(
-                DocumentEntry(
-                    document_id=summary.id,
-                    source_uri=summary.source_uri,
-                    title=summary.title,
-                    media_type=summary.media_type,
-                    utf8_length=summary.length_bytes,
-                    chunks=summary.chunks,
-                )
-                for summary in listed.documents
-            )
-            return DocumentsPage(documents=entries, more=listed.more)
-        resolved = await self._resolve(scope)
-        ids = resolved.document_ids
-        rows = await self.rag.store.read(
-            self.statements.documents_in, {"ids": ids, "limit": limit}, name="server.documents"
-        )
-        entries = tuple(
-            DocumentEntry(
-                document_id=row["id"],
-                source_uri=row["sourceUri"] or "",
-                title=row["title"],
-                media_type=row["mediaType"],
-                utf8_length=row["lengthBytes"],
-                chunks=int(row["chunks"] or 0),
-            )
-            for row in rows
-        )
-        return DocumentsPage(documents=entries, more=max(len(ids) - len(entries), 0))
+            return DocumentsPage(documents=tuple(_entry(summary) for summary in listed.documents), more=listed.more)
+        resolved = await self.rag.retriever.resolve_scope(scope)
+        listed = await self.rag.catalog.documents(limit, among=resolved.document_ids)
+        return DocumentsPage(documents=tuple(_entry(summary) for summary in listed.documents), more=listed.more)
 
     async def document(self, document_id: str, scope: Scope | None) -> DocumentView | None:
         """One document by its full id, inside ``scope``; None when absent or outside it."""
@@ -91,7 +64,7 @@ class ServerReads:
         if not _FULL_ID.fullmatch(document_id):
             return None
         scope = scope if scope is not None else self.retrieval_options(None).scope
-        resolved = await self._resolve(scope) if scope is not None else None
+        resolved = await self.rag.retriever.resolve_scope(scope) if scope is not None else None
         if resolved is not None and document_id not in resolved.ranges:
             return None
         try:
@@ -102,9 +75,6 @@ class ServerReads:
             ChunkEntry(chunk_id=span.id, start_byte=span.start_byte, end_byte=span.end_byte)
             for span in detail.chunks
             if resolved is None or resolved.contains(document_id, span.start_byte, span.end_byte)
-        )
-        grounded = await self.rag.store.read(
-            self.statements.chunk_grounded, {"id": detail.id, "chunk": Grounding.CHUNK.value}, name="server.grounding"
         )
         return DocumentView(
             document_id=detail.id,
@@ -119,9 +89,17 @@ class ServerReads:
             run_id=detail.run_id,
             chunks=chunks,
             limits_reached=detail.limits_reached,
-            grounding=Grounding.CHUNK if grounded.value("grounded", False) else Grounding.SOURCE,
+            grounding=await self.rag.catalog.grounding(detail.id),
             text_origin=detail.text_origin,
         )
 
-    async def _resolve(self, scope: Scope) -> ResolvedScope:
-        return await self.rag.retriever.scopes.resolve(scope)
+
+def _entry(summary: DocumentSummary) -> DocumentEntry:
+    return DocumentEntry(
+        document_id=summary.id,
+        source_uri=summary.source_uri,
+        title=summary.title,
+        media_type=summary.media_type,
+        utf8_length=summary.length_bytes,
+        chunks=summary.chunks,
+    )

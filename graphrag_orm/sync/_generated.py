@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from graphrag_orm.answers.values import Answer, Completed, Delta, Retrieved
     from graphrag_orm.catalog.service import CatalogService
     from graphrag_orm.catalog.values import DocumentDetail, DocumentList, RunList
-    from graphrag_orm.evidence import Evidence
+    from graphrag_orm.evidence import Evidence, Grounding
     from graphrag_orm.facade import GraphRag
     from graphrag_orm.ingestion import IngestionReceipt
     from graphrag_orm.ingestion.chunked import ChunkedDocument
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from graphrag_orm.maintenance.service import MaintenanceService
     from graphrag_orm.retrieval import RetrievalOptions
+    from graphrag_orm.retrieval.scope import ResolvedScope, Scope
     from graphrag_orm.retrieval.service import Retriever
     from graphrag_orm.sources import Source
     from graphrag_orm.store import ConnectionSettings
@@ -146,6 +147,15 @@ class SyncRetriever:
         Runs ``Retriever.retrieve`` on the sync loop and blocks until it ends.
         """
         return self._runner.run(self._service.retrieve, question, options)
+
+    def resolve_scope(self, scope: Scope) -> ResolvedScope:
+        """The documents and byte ranges ``scope`` names, as retrieval inside it sees them.
+
+        Raises ``ScopeError`` as :meth:`retrieve` does for the same scope.
+
+        Runs ``Retriever.resolve_scope`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.resolve_scope, scope)
 
 
 class SyncMaintenanceService:
@@ -254,12 +264,15 @@ class SyncCatalogService:
         self._service = service
         self._runner = runner
 
-    def documents(self, limit: int = DEFAULT_LIST_LIMIT) -> DocumentList:
+    def documents(self, limit: int = DEFAULT_LIST_LIMIT, *, among: Sequence[str] | None = None) -> DocumentList:
         """Stored documents by source URI, at most ``limit`` (1..1,000), with the total count.
+
+        With ``among`` (document ids, as a resolved scope gives them), only those of them
+        that are stored are listed and counted.
 
         Runs ``CatalogService.documents`` on the sync loop and blocks until it ends.
         """
-        return self._runner.run(self._service.documents, limit)
+        return self._runner.run(self._service.documents, limit, among=among)
 
     def runs(self, limit: int = DEFAULT_LIST_LIMIT) -> RunList:
         """Ingestion runs, newest first, at most ``limit`` (1..1,000), with the total count.
@@ -276,6 +289,14 @@ class SyncCatalogService:
         Runs ``CatalogService.document`` on the sync loop and blocks until it ends.
         """
         return self._runner.run(self._service.document, reference, chunk_limit=chunk_limit)
+
+    def grounding(self, document_id: str) -> Grounding:
+        """What the document's spans are spans of: ``CHUNK`` when any of its chunks is grounded in
+        its own stored text only (an adopted chunk no source placed), else ``SOURCE``.
+
+        Runs ``CatalogService.grounding`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.grounding, document_id)
 
     def resolve(self, reference: str) -> str:
         """The id of the one stored document ``reference`` names.

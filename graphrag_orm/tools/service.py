@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Any, Final
 from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field
 
-from graphrag_orm.codes import ErrorCode, LimitName
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import GraphRagError
-from graphrag_orm.ontology import Ontology, split_aliases
-from graphrag_orm.retrieval import RetrievalOptions, Scope, to_query
+from graphrag_orm.knowledge import KnowledgeReads
+from graphrag_orm.ontology import Ontology
+from graphrag_orm.retrieval import RetrievalOptions, Scope
 from graphrag_orm.retrieval.scope import ResolvedScope
 from graphrag_orm.tools.schemas import BadArguments, Parameter, input_schema, parameters_of, read_arguments
-from graphrag_orm.tools.statements import ToolStatements
 from graphrag_orm.tools.trail import TrailRecorder
 from graphrag_orm.tools.values import (
     REFUSAL_NOTE,
@@ -62,7 +62,7 @@ from graphrag_orm.tools.values import (
     ToolThings,
 )
 from graphrag_orm.tracing import SpanName, SpanRecorder, span
-from graphrag_orm.values import Limit, Options
+from graphrag_orm.values import Options
 
 if TYPE_CHECKING:
     from graphrag_orm.facade import GraphRag
@@ -158,7 +158,7 @@ class GraphRagTools:
         self.scope: Scope | None = scope if scope is not None else retrieval.scope
         self.retrieval: RetrievalOptions = retrieval.with_scope(self.scope)
         self.ontology: Ontology | None = rag.ontology
-        self._statements = ToolStatements.of(rag.model, rag.ontology) if rag.ontology is not None else None
+        self._reads = KnowledgeReads(rag.store, rag.model, rag.ontology) if rag.ontology is not None else None
         offered = [ToolName.SEARCH_DOCUMENTS]
         if rag.answers is not None:
             offered.insert(0, ToolName.ANSWER_FROM_DOCUMENTS)
@@ -298,82 +298,28 @@ class GraphRagTools:
         return _Outcome(ToolPassages(passages=passages, limits_reached=evidence.limits_reached), spans)
 
     async def _find_things(self, arguments: dict[str, Any]) -> _Outcome:
-        ontology, statements = self._knowledge()
-        query = to_query(arguments["name"])
-        scope = await self._resolved_scope()
-        if not query or (scope is not None and scope.empty):
-            return _Outcome(ToolThings(things=()))
-        kind: str | None = arguments["kind"]
-        wanted = ontology.label_of(kind) if kind is not None else None
-        candidates = self.options.name_candidates
-        result = await self.rag.store.read(
-            statements.things(scoped=scope is not None),
-            {"index": statements.names_index, "query": query, "candidates": candidates, **_scope_parameters(scope)},
-            name="tools.things",
+        found = await self._knowledge().find_things(
+            arguments["name"],
+            kind=arguments["kind"],
+            scope=await self._resolved_scope(),
+            candidates=self.options.name_candidates,
+            max_things=self.options.max_things,
         )
-        kept: list[ToolThing] = []
-        for row in result:
-            labels = list(row["labels"] or [])
-            found_kind = _kind_of(ontology, labels)
-            if not row["inScope"] or found_kind is None or row["id"] is None:
-                continue
-            if wanted is not None and wanted not in labels:
-                continue
-            kept.append(
-                ToolThing(
-                    thing_id=row["id"],
-                    kind=kind if kind is not None else found_kind,
-                    name=row["name"] or "",
-                    aliases=tuple(split_aliases(row["aliases"])),
-                    description=row["description"],
-                    score=float(row["score"]),
-                )
-            )
-        limits: list[Limit] = []
-        if len(kept) > self.options.max_things:
-            kept = kept[: self.options.max_things]
-            limits.append(Limit(name=LimitName.MAX_ITEMS, value=self.options.max_things))
-        elif len(result) >= candidates:
-            # The index had more hits than were read; the kind or scope filter left fewer than asked.
-            limits.append(Limit(name=LimitName.MAX_ITEMS, value=candidates))
-        things = ToolThings(things=tuple(kept), limits_reached=tuple(limits))
-        return _Outcome(things, thing_ids=tuple(thing.thing_id for thing in kept))
+        things = tuple(ToolThing(**thing.model_dump()) for thing in found.things)
+        value = ToolThings(things=things, limits_reached=found.limits_reached)
+        return _Outcome(value, thing_ids=tuple(thing.thing_id for thing in things))
 
     async def _related_facts(self, arguments: dict[str, Any]) -> _Outcome:
-        _, statements = self._knowledge()
         thing_id: str = arguments["thing_id"]
-        scope = await self._resolved_scope()
-        limit = self.options.max_facts
-        result = await self.rag.store.read(
-            statements.facts(scoped=scope is not None),
-            {"id": thing_id, "limit": limit + 1, **_scope_parameters(scope)},
-            name="tools.facts",
+        found = await self._knowledge().related_facts(
+            thing_id, scope=await self._resolved_scope(), limit=self.options.max_facts
         )
-        row = result.single()
-        if row is None:
+        if not found.found:
             return _Outcome(ToolFacts(thing_id=thing_id, found=False, facts=()), code="not-found")
-        facts: list[ToolFact] = []
-        for fact in row["facts"] or []:
-            documents = tuple(sorted(fact["documentIds"] or []))
-            if scope is not None:
-                documents = tuple(d for d in documents if d in scope.ranges)
-            facts.append(
-                ToolFact(
-                    type=fact["type"],
-                    source_id=fact["source"],
-                    source_name=fact["sourceName"] or "",
-                    target_id=fact["target"],
-                    target_name=fact["targetName"] or "",
-                    document_ids=documents,
-                )
-            )
-        limits: tuple[Limit, ...] = ()
-        if len(facts) > limit:
-            facts = facts[:limit]
-            limits = (Limit(name=LimitName.MAX_FACTS, value=limit),)
+        facts = tuple(ToolFact(**fact.model_dump()) for fact in found.facts)
         stated = dict.fromkeys(d for fact in facts for d in fact.document_ids)
         things = dict.fromkeys(end for fact in facts for end in (fact.source_id, fact.target_id))
-        value = ToolFacts(thing_id=thing_id, found=True, facts=tuple(facts), limits_reached=limits)
+        value = ToolFacts(thing_id=thing_id, found=True, facts=facts, limits_reached=found.limits_reached)
         return _Outcome(value, tuple(ToolEvidence(document_id=d) for d in stated), tuple(things))
 
     # ------------------------------------------------------------------ helpers
@@ -387,14 +333,14 @@ class GraphRagTools:
             return None
         return tool if tool in self._parameters else None
 
-    def _knowledge(self) -> tuple[Ontology, ToolStatements]:
-        assert self.ontology is not None and self._statements is not None  # offered only with an ontology
-        return self.ontology, self._statements
+    def _knowledge(self) -> KnowledgeReads:
+        assert self._reads is not None  # the knowledge tools are offered only with an ontology
+        return self._reads
 
     async def _resolved_scope(self) -> ResolvedScope | None:
         if self.scope is None:
             return None
-        return await self.rag.retriever.scopes.resolve(self.scope)
+        return await self.rag.retriever.resolve_scope(self.scope)
 
     @staticmethod
     def _call(
@@ -419,18 +365,6 @@ def _shown(name: object) -> str:
     """An unknown tool name as shown back: one line, at most 60 characters."""
     text = name if isinstance(name, str) else type(name).__name__
     return " ".join(text.split())[:60]
-
-
-def _kind_of(ontology: Ontology, labels: list[str]) -> str | None:
-    """The most specific kind whose label the node holds (a subclass also holds its ancestors' labels)."""
-    matching = [kind for kind in ontology.kinds if ontology.label_of(kind) in labels]
-    if not matching:
-        return None
-    return max(matching, key=lambda kind: len(ontology.labels_of(kind)))
-
-
-def _scope_parameters(scope: ResolvedScope | None) -> dict[str, Any]:
-    return scope.parameters if scope is not None else {}
 
 
 def _trace(traced: SpanRecorder, outcome: _Outcome) -> None:

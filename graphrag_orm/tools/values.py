@@ -15,6 +15,7 @@ from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, mo
 from graphrag_orm.citations import Citation
 from graphrag_orm.codes import ToolErrorCode
 from graphrag_orm.evidence import Grounding, leave_out_source_grounding, leave_out_unset
+from graphrag_orm.knowledge.values import FactFound, ThingFound
 from graphrag_orm.values import Limit, Value
 
 __all__ = [
@@ -109,15 +110,8 @@ class ToolPassages(Value):
     limits_reached: tuple[Limit, ...] = ()
 
 
-class ToolThing(Value):
+class ToolThing(ThingFound):
     """A thing of the ontology whose name or alias matched: its id, kind, name and aliases."""
-
-    thing_id: str
-    kind: str
-    name: str
-    aliases: tuple[str, ...] = ()
-    description: str | None = None
-    score: float
 
 
 class ToolThings(Value):
@@ -128,15 +122,8 @@ class ToolThings(Value):
     limits_reached: tuple[Limit, ...] = ()
 
 
-class ToolFact(Value):
+class ToolFact(FactFound):
     """A fact touching the thing: its type, both ends, and the documents that state it."""
-
-    type: str
-    source_id: str
-    source_name: str
-    target_id: str
-    target_name: str
-    document_ids: tuple[str, ...]
 
 
 class ToolFacts(Value):

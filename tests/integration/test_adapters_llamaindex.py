@@ -72,7 +72,7 @@ def assert_nodes_are_the_evidence(nodes: list[NodeWithScore], items: tuple[Evide
         assert metadata["sourceUri"] == item.source_uri and metadata["title"] == item.title
         assert (metadata["startByte"], metadata["endByte"]) == (item.start_byte, item.end_byte)
         assert metadata["score"] == item.score
-        assert [r["route"] for r in metadata["routes"]] == [r.route.value for r in item.routes]
+        assert [r["route"] for r in metadata["routes"]] == [r.route for r in item.routes]
         assert metadata["pages"] is None
         assert metadata["kind"] == "evidence" and metadata["citationChecked"] is False
 

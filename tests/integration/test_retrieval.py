@@ -467,8 +467,10 @@ async def test_a_retrieval_after_a_server_restart_succeeds_and_one_while_it_is_d
         retriever = Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
         # The sandbox's read is never retried once sent: a pooled connection to the old
         # server must be found dead before the query goes out.
-        sandboxed = Retrievers.hybrid_cypher("UNWIND $chunkIds AS id RETURN id AS chunkId").with_scope(
-            CypherScope(cypher="MATCH (d:Document) RETURN d.id AS documentId")
+        sandboxed = (
+            Retrievers.hybrid()
+            .with_cypher_expansion("UNWIND $chunkIds AS id RETURN id AS chunkId", trusted=True)
+            .with_scope(CypherScope(cypher="MATCH (d:Document) RETURN d.id AS documentId"))
         )
         for options in (Retrievers.hybrid(), sandboxed):
             assert (await retriever.retrieve("caliper", options)).items

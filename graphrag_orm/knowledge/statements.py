@@ -1,4 +1,4 @@
-"""The statements ``find_things`` and ``related_facts`` send, rendered once per layout and ontology.
+"""The knowledge reads' statements (things by name, a thing's facts), rendered once per layout and ontology.
 
 Labels, relationship types and the index name come from the ontology and the layout
 (validated identifiers); every value, the name searched and the thing id included, is a
@@ -16,12 +16,12 @@ from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.statements import in_scope
 from graphrag_orm.store.names import StoredNames
 
-__all__ = ["ToolStatements"]
+__all__ = ["KnowledgeReadStatements"]
 
 
 @dataclass(frozen=True)
-class ToolStatements:
-    """``tools.things`` and ``tools.facts`` (and their scoped forms) for one model and ontology."""
+class KnowledgeReadStatements:
+    """``knowledge.things`` and ``knowledge.facts`` (and their scoped forms) for one model and ontology."""
 
     names: StoredNames
     names_index: str
@@ -30,7 +30,7 @@ class ToolStatements:
     mention: str
 
     @classmethod
-    def of(cls, model: LexicalModel, ontology: Ontology) -> ToolStatements:
+    def of(cls, model: LexicalModel, ontology: Ontology) -> KnowledgeReadStatements:
         return cls(
             model.names,
             ontology.names_index_name(model.layout),
@@ -40,7 +40,7 @@ class ToolStatements:
         )
 
     def things(self, *, scoped: bool) -> str:
-        """``tools.things``: up to ``$candidates`` things matching ``$query``, best first, with ``inScope``."""
+        """``knowledge.things``: up to ``$candidates`` things matching ``$query``, best first, with ``inScope``."""
         return self._things_scoped if scoped else self._things
 
     @functools.cached_property
@@ -62,7 +62,7 @@ class ToolStatements:
         )
 
     def facts(self, *, scoped: bool) -> str:
-        """``tools.facts``: the thing ``$id`` (no row when there is none) and up to ``$limit`` of its facts."""
+        """``knowledge.facts``: the thing ``$id`` (no row when there is none) and up to ``$limit`` of its facts."""
         return self._facts_scoped if scoped else self._facts
 
     @functools.cached_property
