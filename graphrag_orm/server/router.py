@@ -35,7 +35,7 @@ __all__ = ["EventStream", "graphrag_router"]
 _log = logging.getLogger("graphrag_orm.server")
 
 #: Nothing these endpoints return may be kept by a cache: each answer is read afresh.
-_NO_STORE: Final = {"Cache-Control": "no-store"}
+NO_STORE: Final = {"Cache-Control": "no-store"}
 #: Seconds the stream's cleanup may take once the client is gone (closing the model call).
 _CLOSE_SECONDS: Final = 5.0
 
@@ -56,7 +56,7 @@ class EventStream(StreamingResponse):
     media_type = "text/event-stream"
 
     def __init__(self, content: AsyncIterable[bytes]) -> None:
-        super().__init__(content, headers={**_NO_STORE, "X-Accel-Buffering": "no"})
+        super().__init__(content, headers={**NO_STORE, "X-Accel-Buffering": "no"})
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         try:
@@ -69,11 +69,11 @@ class EventStream(StreamingResponse):
 
 
 def _json(value: Value, status: int = 200) -> Response:
-    return Response(value.to_json(), status_code=status, media_type="application/json", headers=_NO_STORE)
+    return Response(value.to_json(), status_code=status, media_type="application/json", headers=NO_STORE)
 
 
 def _problem(found: Problem) -> Response:
-    return Response(found.to_json(), status_code=found.status, media_type=PROBLEM_MEDIA_TYPE, headers=_NO_STORE)
+    return Response(found.to_json(), status_code=found.status, media_type=PROBLEM_MEDIA_TYPE, headers=NO_STORE)
 
 
 async def _body(request: Request) -> bytes | Problem:
