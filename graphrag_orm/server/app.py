@@ -8,7 +8,7 @@ application that mounts :func:`~graphrag_orm.server.graphrag_router` itself may 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from http import HTTPStatus
 
@@ -26,7 +26,7 @@ __all__ = ["add_problem_handlers", "create_app"]
 _log = logging.getLogger("graphrag_orm.server")
 
 
-def _response(found: Problem, headers: dict[str, str] | None = None) -> Response:
+def _response(found: Problem, headers: Mapping[str, str] | None = None) -> Response:
     return Response(
         found.to_json(),
         status_code=found.status,

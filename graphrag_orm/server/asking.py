@@ -34,12 +34,12 @@ from graphrag_orm.answers.values import Completed, Delta, Retrieved
 from graphrag_orm.retrieval.options import RetrievalOptions
 from graphrag_orm.server.events import ErrorEvent, StreamErrorCode, encode, event_name, event_of
 
-__all__ = ["CLOSE_SECONDS", "ask_events", "request_context"]
+__all__ = ["MAX_CLOSE_SECONDS", "ask_events", "request_context"]
 
 _log = logging.getLogger("graphrag_orm.server")
 
 #: Seconds closing the answer stream may take once the stream is cancelled (closing the model call).
-CLOSE_SECONDS: Final = 5.0
+MAX_CLOSE_SECONDS: Final = 5.0
 
 
 def request_context(headers: Mapping[str, str]) -> tuple[otel_context.Context, str | None]:
@@ -103,7 +103,7 @@ async def ask_events(
         raise
     finally:
         # Shielded and bounded: a cancelled task must still close the model call.
-        with anyio.move_on_after(CLOSE_SECONDS, shield=True):
+        with anyio.move_on_after(MAX_CLOSE_SECONDS, shield=True):
             await updates.aclose()
 
 

@@ -23,7 +23,7 @@ from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.retrieval.scope import CypherScope, DocumentsScope, MetadataScope, Scope, SectionsScope
-from graphrag_orm.server.asking import CLOSE_SECONDS, ask_events, request_context
+from graphrag_orm.server.asking import MAX_CLOSE_SECONDS, ask_events, request_context
 from graphrag_orm.server.bodies import MAX_BODY_BYTES, is_json, read_ask, read_documents_limit, read_search, too_large
 from graphrag_orm.server.options import ServerOptions
 from graphrag_orm.server.problems import PROBLEM_MEDIA_TYPE, Problem, ProblemCode, problem
@@ -65,7 +65,7 @@ class EventStream(StreamingResponse):
         finally:
             closer = getattr(self.body_iterator, "aclose", None)
             if closer is not None:
-                with anyio.move_on_after(CLOSE_SECONDS, shield=True):
+                with anyio.move_on_after(MAX_CLOSE_SECONDS, shield=True):
                     await closer()
 
 
