@@ -274,6 +274,14 @@ class ProblemCode(StrEnum):
     RETRIEVAL_FAILED = "retrieval-failed"
     #: ``/documents`` could not read the catalog or resolve the scope (500).
     READ_FAILED = "read-failed"
+    #: Nothing is served at this path (404).
+    NOT_FOUND = "not-found"
+    #: The path is served, but not with this method (405, with ``Allow``).
+    METHOD_NOT_ALLOWED = "method-not-allowed"
+    #: Another HTTP error the framework or the application raised; ``status`` says which.
+    HTTP_ERROR = "http-error"
+    #: An exception nothing handled (500); the application's log has it.
+    INTERNAL_ERROR = "internal-error"
 
 
 class StreamErrorCode(StrEnum):

@@ -191,6 +191,9 @@ class AnswersService:
                         if piece:
                             deltas += 1
                             yield Delta(text=piece)
+                            # Control to the event loop between deltas, whatever the chat client
+                            # does: a reader's task can be cancelled before the next one is made.
+                            await asyncio.sleep(0)
                 finally:
                     closer = getattr(chunks, "aclose", None)
                     if closer is not None:

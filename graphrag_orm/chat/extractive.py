@@ -42,6 +42,7 @@ It never calls a network, keeps every request in :attr:`calls`, and reports no u
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncGenerator
@@ -127,10 +128,13 @@ class ExtractiveChat:
         return ChatReply(text=self._reply_text(request), usage=None, finish_reason="stop", model=self.model)
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
-        """The same reply in pieces of seven characters, then a last chunk with the whole reply."""
+        """The same reply in pieces of seven characters, then a last chunk with the whole reply;
+        control goes to the event loop before each chunk, as a network stream's would."""
         reply = await self.complete(request)
         for start in range(0, len(reply.text), STREAM_PIECE):
+            await asyncio.sleep(0)
             yield ChatChunk(delta=reply.text[start : start + STREAM_PIECE])
+        await asyncio.sleep(0)
         yield ChatChunk(reply=reply)
 
     # ------------------------------------------------------------ replies

@@ -25,6 +25,7 @@ schema or chunking needs a new recording.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -422,7 +423,9 @@ class RecordingChat:
         if entry is not None:
             reply = _reply_of(entry)
             for start in range(0, len(reply.text), STREAM_PIECE):
+                await asyncio.sleep(0)  # as a network stream would: a reader can be cancelled between pieces
                 yield ChatChunk(delta=reply.text[start : start + STREAM_PIECE])
+            await asyncio.sleep(0)
             yield ChatChunk(reply=reply)
             return
         inner = self._inner()

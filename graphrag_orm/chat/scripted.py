@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Callable, Mapping
 
 from graphrag_orm.chat.base import DEFAULT_KEPT_CALLS, CallLog, ChatChunk, ChatReply, ChatRequest
@@ -19,8 +20,9 @@ class ScriptedChat:
 
     A stand-in, not a model: replies report no usage, ``finish_reason`` ``"stop"``
     and model ``"scripted"``. :meth:`stream` yields the same reply in pieces of
-    seven characters, then a last chunk with the whole reply. An exception the
-    responder raises reaches the caller unchanged.
+    seven characters, then a last chunk with the whole reply, handing control to the
+    event loop before each piece as a network stream would (so a task reading it can be
+    cancelled between pieces). An exception the responder raises reaches the caller unchanged.
     """
 
     is_stand_in = True
@@ -68,8 +70,11 @@ class ScriptedChat:
         return self._reply(request)
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
-        """The scripted reply in pieces of :data:`STREAM_PIECE` characters, then the whole reply."""
+        """The scripted reply in pieces of :data:`STREAM_PIECE` characters, then the whole reply;
+        control goes to the event loop before each chunk."""
         reply = self._reply(request)
         for start in range(0, len(reply.text), STREAM_PIECE):
+            await asyncio.sleep(0)
             yield ChatChunk(delta=reply.text[start : start + STREAM_PIECE])
+        await asyncio.sleep(0)
         yield ChatChunk(reply=reply)

@@ -2,8 +2,9 @@
 
 ``graphrag_router(rag, options)`` is a FastAPI router an application mounts (with its
 own authentication and rate limits); ``create_app(rag, options)`` is a whole
-application with the explorer page. Importing this package loads neither fastapi nor
-uvicorn: the two functions import them when first named.
+application with the explorer page, whose errors are all problems
+(``add_problem_handlers(app)`` does that for an application of your own). Importing this
+package loads neither fastapi nor uvicorn: the functions import them when first named.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from graphrag_orm.server.problems import Problem, ProblemCode
 from graphrag_orm.server.views import ChunkEntry, DocumentEntry, DocumentsPage, DocumentView, Passage, SearchResult
 
 if TYPE_CHECKING:
-    from graphrag_orm.server.app import create_app
+    from graphrag_orm.server.app import add_problem_handlers, create_app
     from graphrag_orm.server.router import graphrag_router
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "ServerOptions",
     "StreamErrorCode",
     "VerifiedEvent",
+    "add_problem_handlers",
     "create_app",
     "graphrag_router",
 ]
@@ -64,4 +66,8 @@ def __getattr__(name: str) -> Any:
         from graphrag_orm.server.app import create_app
 
         return create_app
+    if name == "add_problem_handlers":
+        from graphrag_orm.server.app import add_problem_handlers
+
+        return add_problem_handlers
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

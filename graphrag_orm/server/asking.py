@@ -1,8 +1,12 @@
 """The events of one ``/ask``: ``rag.answers.stream`` read update by update, as server-sent events.
 
-One streamed model call per request, the service's own. Closing the generator this
-module returns (the client went away) closes the answer stream, which closes the
-streamed HTTP request to the model. A failure ends the stream with an ``error``
+One streamed model call per request, the service's own. Control goes to the event
+loop after every event, so a client that went away is noticed before the next part,
+whatever the chat client does. Closing the generator this module returns, or cancelling
+the task reading it (the client went away), closes the answer stream, which closes the
+streamed HTTP request to the model; nothing more is produced, and the
+``graphrag_orm.server`` logger records one line at INFO (``ask stream cancelled after
+<n> events (last: <name>)``). A failure ends the stream with an ``error``
 event holding only its code: ``retrieval-failed`` before ``retrieved`` (the question's
 rewrite and the retrieval), ``model-failed`` after it. The exception is logged by type
 and code, never its message, which may quote a provider's reply or a path.
@@ -14,9 +18,12 @@ caller's ``traceparent``. ``retrieved`` reports that trace id, or None without e
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Final
 
+import anyio
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import format_trace_id
@@ -25,11 +32,14 @@ from graphrag_orm.answers.service import AnswersService
 from graphrag_orm.answers.turns import Turn
 from graphrag_orm.answers.values import Completed, Delta, Retrieved
 from graphrag_orm.retrieval.options import RetrievalOptions
-from graphrag_orm.server.events import ErrorEvent, StreamErrorCode, encode, event_of
+from graphrag_orm.server.events import ErrorEvent, StreamErrorCode, encode, event_name, event_of
 
-__all__ = ["ask_events", "request_context"]
+__all__ = ["MAX_CLOSE_SECONDS", "ask_events", "request_context"]
 
 _log = logging.getLogger("graphrag_orm.server")
+
+#: Seconds closing the answer stream may take once the stream is cancelled (closing the model call).
+MAX_CLOSE_SECONDS: Final = 5.0
 
 
 def request_context(headers: Mapping[str, str]) -> tuple[otel_context.Context, str | None]:
@@ -56,6 +66,8 @@ async def ask_events(
     """``retrieved``, ``delta``\\ s, then ``verified`` or ``refused``; or ``error`` with a code."""
     updates = answers.stream(question, history=history, options=options)
     began = False
+    sent = 0
+    last = "none"
     try:
         while True:
             failure: Exception | None = None
@@ -75,13 +87,24 @@ async def ask_events(
                 _log_failure(failure, code)
                 yield encode(ErrorEvent(code=code))
                 return
-            yield encode(event_of(update, trace_id))
+            event = event_of(update, trace_id)
+            yield encode(event)
+            sent += 1
+            last = event_name(event).value
             if isinstance(update, Retrieved):
                 began = True
             elif isinstance(update, Completed):
                 return
+            # Hand control to the event loop between parts: a disconnect is seen here, and
+            # the task is cancelled before another part is made or written.
+            await asyncio.sleep(0)
+    except (GeneratorExit, asyncio.CancelledError):
+        _log.info("ask stream cancelled after %d events (last: %s)", sent, last)
+        raise
     finally:
-        await updates.aclose()
+        # Shielded and bounded: a cancelled task must still close the model call.
+        with anyio.move_on_after(MAX_CLOSE_SECONDS, shield=True):
+            await updates.aclose()
 
 
 def _log_failure(error: Exception | None, code: StreamErrorCode) -> None:

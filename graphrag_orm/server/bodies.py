@@ -6,8 +6,9 @@ a body of at most :data:`MAX_BODY_BYTES`, JSON only (``Content-Type: application
 so a browser on another origin must ask first), no field but those listed (so a caller
 can never send a ``scope``), a question or query of 1 to ``max_question_length``
 characters that is not only whitespace, at most ``max_history_turns`` earlier turns,
-each turn's question within the same bound and its answer within
-:data:`MAX_TURN_ANSWER_CHARS`.
+each a question and an answer, both strings (a turn whose answer is null or missing is
+refused like any other wrong type), the question within the same bound and the answer
+within :data:`MAX_TURN_ANSWER_CHARS`.
 """
 
 from __future__ import annotations
@@ -50,10 +51,10 @@ MAX_DOCUMENTS_LIMIT: Final = 1_000
 
 
 class HistoryTurn(Value):
-    """An earlier turn as a caller sends it: its question and, optionally, its answer."""
+    """An earlier turn as a caller sends it: its question and the answer it was given, both strings."""
 
     question: StrictStr
-    answer: StrictStr | None = None
+    answer: StrictStr
 
 
 class AskBody(Value):
@@ -130,12 +131,12 @@ def read_ask(raw: bytes, options: ServerOptions) -> AskBody | Problem:
                 f"turn {number}'s question has {len(turn.question):,} characters; "
                 f"the bound is {options.max_question_length:,}",
             )
-        if turn.answer is not None and len(turn.answer) > MAX_TURN_ANSWER_CHARS:
+        if len(turn.answer) > MAX_TURN_ANSWER_CHARS:
             return problem(
                 ProblemCode.INVALID_REQUEST,
                 f"turn {number}'s answer has {len(turn.answer):,} characters; the bound is {MAX_TURN_ANSWER_CHARS:,}",
             )
-        if any(_lone_surrogate(text) for text in (turn.question, turn.answer or "")):
+        if any(_lone_surrogate(text) for text in (turn.question, turn.answer)):
             return problem(ProblemCode.INVALID_REQUEST, f"turn {number} is not valid Unicode text")
     return body
 

@@ -27,6 +27,7 @@ __all__ = [
     "StreamErrorCode",
     "VerifiedEvent",
     "encode",
+    "event_name",
     "event_of",
 ]
 
@@ -114,6 +115,11 @@ def event_of(update: Retrieved | Delta | Completed, trace_id: str | None = None)
     )
 
 
+def event_name(event: Event) -> EventName:
+    """The name ``event`` is sent under."""
+    return _NAMES[type(event)]
+
+
 def encode(event: Event) -> bytes:
     """One server-sent event: ``event: <name>``, one ``data:`` line of JSON, a blank line."""
-    return f"event: {_NAMES[type(event)].value}\ndata: {event.to_json()}\n\n".encode()
+    return f"event: {event_name(event).value}\ndata: {event.to_json()}\n\n".encode()

@@ -2,7 +2,7 @@
 
 :func:`explorer_router` serves the page at ``GET /`` and its two assets under
 ``/explorer/``, read once from ``graphrag_orm/server/static``; nothing else is served
-and nothing is fetched from anywhere else (no CDN, no build step). The page learns
+(any other asset name is a 404 ``not-found`` problem) and nothing is fetched from anywhere else (no CDN, no build step). The page learns
 where the API is from a ``<meta name="graphrag-api">`` tag holding the application's
 root path and the prefix, escaped. Every response carries a Content-Security-Policy that
 allows only this origin's script, style and requests and no inline script, so a document
@@ -23,6 +23,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.server.problems import PROBLEM_MEDIA_TYPE, ProblemCode, problem
 
 __all__ = ["ASSETS_PATH", "SECURITY_HEADERS", "explorer_router"]
 
@@ -83,7 +84,13 @@ def explorer_router(prefix: str) -> APIRouter:
     async def explorer_asset(name: str) -> Response:
         asset = assets.get(name)
         if asset is None:
-            return Response(status_code=404, headers=SECURITY_HEADERS)
+            missing = problem(ProblemCode.NOT_FOUND, "nothing is served at this path", status=404)
+            return Response(
+                missing.to_json(),
+                status_code=404,
+                media_type=PROBLEM_MEDIA_TYPE,
+                headers={**SECURITY_HEADERS, "Cache-Control": "no-store"},
+            )
         text, media_type = asset
         return Response(text, media_type=media_type, headers=SECURITY_HEADERS)
 

@@ -25,6 +25,10 @@ _TITLES: Final[dict[ProblemCode, str]] = {
     ProblemCode.DOCUMENT_NOT_FOUND: "No such document",
     ProblemCode.RETRIEVAL_FAILED: "Retrieval failed",
     ProblemCode.READ_FAILED: "Reading the graph failed",
+    ProblemCode.NOT_FOUND: "Nothing is served here",
+    ProblemCode.METHOD_NOT_ALLOWED: "The method is not allowed here",
+    ProblemCode.HTTP_ERROR: "The request was not served",
+    ProblemCode.INTERNAL_ERROR: "The server failed",
 }
 
 

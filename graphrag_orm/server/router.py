@@ -23,7 +23,7 @@ from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.retrieval.scope import CypherScope, DocumentsScope, MetadataScope, Scope, SectionsScope
-from graphrag_orm.server.asking import ask_events, request_context
+from graphrag_orm.server.asking import MAX_CLOSE_SECONDS, ask_events, request_context
 from graphrag_orm.server.bodies import MAX_BODY_BYTES, is_json, read_ask, read_documents_limit, read_search, too_large
 from graphrag_orm.server.options import ServerOptions
 from graphrag_orm.server.problems import PROBLEM_MEDIA_TYPE, Problem, ProblemCode, problem
@@ -35,9 +35,7 @@ __all__ = ["EventStream", "graphrag_router"]
 _log = logging.getLogger("graphrag_orm.server")
 
 #: Nothing these endpoints return may be kept by a cache: each answer is read afresh.
-_NO_STORE: Final = {"Cache-Control": "no-store"}
-#: Seconds the stream's cleanup may take once the client is gone (closing the model call).
-_CLOSE_SECONDS: Final = 5.0
+NO_STORE: Final = {"Cache-Control": "no-store"}
 
 _PROBLEM: Final[dict[str, Any]] = {
     "description": "A problem (RFC 9457) with a stable code",
@@ -48,15 +46,18 @@ _PROBLEM: Final[dict[str, Any]] = {
 class EventStream(StreamingResponse):
     """``text/event-stream`` whose body generator is always closed when the response ends.
 
-    Starlette cancels a stream whose client disconnected; closing the generator here as
-    well (shielded, bounded) closes the model call even when the disconnect came while
-    the generator was waiting at a ``yield`` rather than an ``await``.
+    Starlette cancels a stream whose client disconnected (it listens for
+    ``http.disconnect`` beside the stream and cancels the stream's task when it comes);
+    the body generator hands control to the event loop between events, so the disconnect
+    is seen and nothing is written after it. Closing the generator here as well (shielded,
+    bounded) closes the model call even when the cancellation came while the generator was
+    waiting at a ``yield`` (a write) rather than inside it.
     """
 
     media_type = "text/event-stream"
 
     def __init__(self, content: AsyncIterable[bytes]) -> None:
-        super().__init__(content, headers={**_NO_STORE, "X-Accel-Buffering": "no"})
+        super().__init__(content, headers={**NO_STORE, "X-Accel-Buffering": "no"})
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         try:
@@ -64,16 +65,16 @@ class EventStream(StreamingResponse):
         finally:
             closer = getattr(self.body_iterator, "aclose", None)
             if closer is not None:
-                with anyio.move_on_after(_CLOSE_SECONDS, shield=True):
+                with anyio.move_on_after(MAX_CLOSE_SECONDS, shield=True):
                     await closer()
 
 
 def _json(value: Value, status: int = 200) -> Response:
-    return Response(value.to_json(), status_code=status, media_type="application/json", headers=_NO_STORE)
+    return Response(value.to_json(), status_code=status, media_type="application/json", headers=NO_STORE)
 
 
 def _problem(found: Problem) -> Response:
-    return Response(found.to_json(), status_code=found.status, media_type=PROBLEM_MEDIA_TYPE, headers=_NO_STORE)
+    return Response(found.to_json(), status_code=found.status, media_type=PROBLEM_MEDIA_TYPE, headers=NO_STORE)
 
 
 async def _body(request: Request) -> bytes | Problem:

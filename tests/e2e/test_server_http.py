@@ -32,7 +32,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from httpx_sse import aconnect_sse, connect_sse
 
 from graphrag_orm import GraphRag
-from graphrag_orm.chat import OpenAIChat
+from graphrag_orm.chat import ExtractiveChat, OpenAIChat
 from graphrag_orm.chat.evidence_block import parse_evidence
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import HashingEmbedder
@@ -41,7 +41,7 @@ from graphrag_orm.ingestion import IngestionService, RunStatus
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import CypherScope, DocumentsScope
-from graphrag_orm.server import ServerOptions, graphrag_router
+from graphrag_orm.server import ServerOptions, add_problem_handlers, create_app, graphrag_router
 from graphrag_orm.sources import Sources, document_id
 from graphrag_orm.store import Store
 from graphrag_orm.store.store import AccessMode, StatementEvent
@@ -372,6 +372,8 @@ BAD_REQUESTS: list[tuple[str, str, Any, str]] = [
         "invalid-request",
     ),
     ("POST", "/ask", {"question": "When?", "history": [{**TURN, "scope": "all"}]}, "invalid-request"),
+    ("POST", "/ask", {"question": "When?", "history": [{**TURN, "answer": None}]}, "invalid-request"),
+    ("POST", "/ask", {"question": "When?", "history": [{"question": "And then?"}]}, "invalid-request"),
     ("POST", "/ask", {"question": 42}, "invalid-request"),
     ("POST", "/ask", ["When?"], "invalid-request"),
     ("POST", "/ask", b"{not json", "invalid-request"),
@@ -420,6 +422,71 @@ async def test_a_question_at_the_bound_is_accepted_and_the_bound_is_the_retrieva
             over = await http.post(f"{PREFIX}/ask", json={"question": at_bound + "?"})
     assert names(events) == ["retrieved", "refused"] and events[0][1]["items"]
     assert over.status_code == 400 and over.json()["code"] == "question-too-long"
+
+
+def assert_problem(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status, (status, code, response.text[:200])
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.headers["cache-control"] == "no-store"
+    found = response.json()
+    assert set(found) == PROBLEM_KEYS and (found["code"], found["status"]) == (code, status), found
+    assert found["type"].endswith(f":{code}") and "\n" not in found["detail"]
+
+
+async def test_unknown_paths_and_wrong_methods_of_the_app_are_problems(corpus: None) -> None:
+    rag = GraphRag(
+        embedding_set=OFFLINE_EMBEDDING_SET,
+        embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+        chat=ExtractiveChat(),
+    )
+    with serving(create_app(rag)) as url:
+        async with client(url) as http:
+            unknown = await http.get("/graphrag/nothing-here")
+            outside = await http.post("/nowhere", json={"question": QUESTION})
+            asset = await http.get("/explorer/index.html")
+            got_ask = await http.get(f"{PREFIX}/ask")
+            deleted = await http.delete(f"{PREFIX}/documents/{LIGHTHOUSE_ID}")
+            served_still = await http.get(f"{PREFIX}/documents")
+    for response in (unknown, outside, asset):
+        assert_problem(response, 404, "not-found")
+    assert "content-security-policy" in asset.headers  # the explorer's headers stay
+    assert_problem(got_ask, 405, "method-not-allowed")
+    assert got_ask.headers["allow"] == "POST"
+    assert_problem(deleted, 405, "method-not-allowed")
+    assert deleted.headers["allow"] == "GET"
+    assert served_still.status_code == 200
+
+
+async def test_an_application_with_the_problem_handlers_answers_its_errors_as_problems(
+    corpus: None, openai_server: OpenAIServer
+) -> None:
+    def keyed(x_api_key: str = Header()) -> None:  # required: FastAPI refuses a request without it
+        if x_api_key not in API_KEYS:
+            raise HTTPException(status_code=401, detail=f"unknown API key {x_api_key}")
+
+    chat = OpenAIChat("test-model", base_url=openai_server.url, api_key="test-key")
+    rag = GraphRag(
+        embedding_set=OFFLINE_EMBEDDING_SET, embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions), chat=chat
+    )
+    app = application(rag, chat, ServerOptions(), dependencies=[Depends(keyed)])
+    add_problem_handlers(app)
+
+    @app.get("/broken")
+    async def broken() -> None:
+        raise RuntimeError("a bug with a secret in its message")
+
+    with serving(app) as url:
+        async with client(url) as http:
+            missing_key = await http.get(f"{PREFIX}/documents")
+            wrong_key = await http.get(f"{PREFIX}/documents", headers={"x-api-key": "guess<script>"})
+            fine = await http.get(f"{PREFIX}/documents", headers={"x-api-key": "key-orchard"})
+            failed = await http.get("/broken")  # last: the server closes the connection after it
+    assert_problem(missing_key, 422, "invalid-request")
+    assert_problem(wrong_key, 401, "http-error")
+    assert wrong_key.json()["detail"] == "HTTP 401 Unauthorized" and "guess" not in wrong_key.text
+    assert_problem(failed, 500, "internal-error")
+    assert "secret" not in failed.text
+    assert fine.status_code == 200 and fine.headers["content-type"] == "application/json"
 
 
 # --- /search and /documents -----------------------------------------------------------------

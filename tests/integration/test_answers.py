@@ -435,6 +435,47 @@ async def test_cancelling_the_reading_task_stops_the_model_call(
     assert server.streams_completed == 0
 
 
+class EagerChat:
+    """A chat client whose stream never awaits: every piece is ready at once, as from a cache."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.closed = False
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        return ChatReply(text=self.text)
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        try:
+            for start in range(0, len(self.text), 7):
+                yield ChatChunk(delta=self.text[start : start + 7])
+            yield ChatChunk(reply=ChatReply(text=self.text))
+        finally:
+            self.closed = True
+
+
+async def test_a_reader_is_cancelled_between_deltas_even_when_the_chat_client_never_awaits(corpus: Corpus) -> None:
+    chat = EagerChat(json.dumps({"answer": "Northwind " * 500, "citations": [], "insufficient": None}))
+    service = AnswersService(corpus.retriever, chat)
+    kinds: list[str] = []
+    first_delta = asyncio.Event()
+
+    async def read() -> None:
+        async for update in service.stream(SUPPLIER_QUESTION):
+            kinds.append(update.kind)
+            if update.kind == "delta":
+                first_delta.set()
+
+    task = asyncio.ensure_future(read())
+    await asyncio.wait_for(first_delta.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # Stopped within a delta or two of the first, of some 700, and the chat stream was closed.
+    assert kinds[0] == "retrieved" and 1 <= kinds.count("delta") <= 3 and "completed" not in kinds
+    assert chat.closed
+
+
 async def test_a_streamed_answer_over_http_reports_tokens(corpus: Corpus, openai_server: OpenAIServer) -> None:
     def respond(body: dict[str, Any]) -> str:
         items = parse_evidence(body["messages"][-1]["content"])

@@ -239,6 +239,30 @@ async def test_scripted_streams_come_in_small_pieces() -> None:
     assert chunks[-1].reply is not None and chunks[-1].reply.text == text and chunks[-1].reply.usage is None
 
 
+async def test_a_reader_of_a_stand_in_stream_can_be_cancelled_between_pieces() -> None:
+    # A server cancels the stream of a client that left only if the stream gives the loop a turn.
+    long_text = '{"answer": "' + "lantern " * 100 + '"}'
+    for chat, request in (
+        (ScriptedChat(lambda request: long_text), ask()),
+        (ExtractiveChat(), ask(response_schema=ANSWER_SCHEMA, schema_name="other")),
+    ):
+        pieces: list[ChatChunk] = []
+
+        async def read(chunks: AsyncIterator[ChatChunk], into: list[ChatChunk]) -> None:
+            async for chunk in chunks:
+                into.append(chunk)
+
+        reader = asyncio.create_task(read(chat.stream(request), pieces))
+        await asyncio.sleep(0)  # the reader starts, and must hand the loop back before its first piece
+        assert not reader.done() and pieces == []
+        await asyncio.sleep(0)
+        assert len(pieces) == 1 and not reader.done()
+        reader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+        assert len(pieces) == 1
+
+
 @pytest.mark.parametrize(
     "make", [lambda keep: ExtractiveChat(keep_calls=keep), lambda keep: ScriptedChat(str, keep_calls=keep)]
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from graphrag_orm.chat import (
+    ChatChunk,
     ChatMessage,
     ChatRequest,
     OpenAIChat,
@@ -93,6 +95,25 @@ async def test_a_stream_is_recorded_and_replayed_in_pieces(openai_server: OpenAI
     assert "".join(chunk.delta for chunk in replay) == '{"answer": "recorded while streaming"}'
     assert len(replay) > 2
     assert len(openai_server.requests) == 1
+
+
+async def test_a_replayed_stream_hands_the_loop_a_turn_before_each_piece(tmp_path: Path) -> None:
+    path = tmp_path / "recording.json"
+    await Recorder(path, "record").chat(ScriptedChat(lambda request: "word " * 100)).complete(ask())
+    pieces: list[ChatChunk] = []
+
+    async def read() -> None:
+        async for chunk in Recorder(path, "replay").chat(None).stream(ask()):
+            pieces.append(chunk)
+
+    reader = asyncio.create_task(read())
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert len(pieces) == 1 and not reader.done()
+    reader.cancel()  # a server whose client left cancels its reader between two pieces
+    with pytest.raises(asyncio.CancelledError):
+        await reader
+    assert len(pieces) == 1
 
 
 async def test_a_stream_closed_early_records_nothing(openai_server: OpenAIServer, tmp_path: Path) -> None:
