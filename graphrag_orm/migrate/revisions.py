@@ -107,7 +107,7 @@ def _step_problems(error: ValidationError) -> str:
     for item in error.errors()[:3]:
         # The step's number, its action and kind, then the field: ``step 1 create unique-constraint name``.
         number, *rest = item["loc"]
-        place = " ".join([f"step {int(number) + 1}" if isinstance(number, int) else str(number), *map(str, rest)])
+        place = " ".join([f"step {int(number) + 1}" if isinstance(number, int) else str(number), *(str(part) for part in rest if part != "definition")])
         cause = (item.get("ctx") or {}).get("error")
         reason = cause.message if isinstance(cause, GraphRagError) else item["msg"]
         problems.append(f"{place}: {reason}".replace("\n", " "))
