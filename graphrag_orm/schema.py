@@ -98,13 +98,17 @@ def _property(value: str) -> str:
 
 def _dimensions(value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_DIMENSIONS:
-        raise ConfigurationError(ErrorCode.INVALID_LAYOUT, f"vector dimensions {_shown(value)} are not 1..{MAX_DIMENSIONS}")
+        raise ConfigurationError(
+            ErrorCode.INVALID_LAYOUT, f"vector dimensions {_shown(value)} are not 1..{MAX_DIMENSIONS}"
+        )
     return value
 
 
 def _member(value: object, allowed: type[StrEnum]) -> str:
     if not isinstance(value, allowed):
-        raise ConfigurationError(ErrorCode.INVALID_LAYOUT, f"{allowed.__name__} {_shown(value)} is not one of its values")
+        raise ConfigurationError(
+            ErrorCode.INVALID_LAYOUT, f"{allowed.__name__} {_shown(value)} is not one of its values"
+        )
     return value.value
 
 
@@ -377,7 +381,8 @@ def _members(values: Sequence[str]) -> Sequence[str]:
     """The labels or properties of an index, at least one and at most :data:`MAX_INDEX_MEMBERS`."""
     if isinstance(values, str) or not 1 <= len(values) <= MAX_INDEX_MEMBERS:
         raise ConfigurationError(
-            ErrorCode.INVALID_LAYOUT, f"an index names 1..{MAX_INDEX_MEMBERS} labels and 1..{MAX_INDEX_MEMBERS} properties"
+            ErrorCode.INVALID_LAYOUT,
+            f"an index names 1..{MAX_INDEX_MEMBERS} labels and 1..{MAX_INDEX_MEMBERS} properties",
         )
     return values
 

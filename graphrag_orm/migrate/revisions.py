@@ -107,7 +107,12 @@ def _step_problems(error: ValidationError) -> str:
     for item in error.errors()[:3]:
         # The step's number, its action and kind, then the field: ``step 1 create unique-constraint name``.
         number, *rest = item["loc"]
-        place = " ".join([f"step {int(number) + 1}" if isinstance(number, int) else str(number), *(str(part) for part in rest if part != "definition")])
+        place = " ".join(
+            [
+                f"step {int(number) + 1}" if isinstance(number, int) else str(number),
+                *(str(part) for part in rest if part != "definition"),
+            ]
+        )
         cause = (item.get("ctx") or {}).get("error")
         reason = cause.message if isinstance(cause, GraphRagError) else item["msg"]
         problems.append(f"{place}: {reason}".replace("\n", " "))
@@ -232,9 +237,7 @@ class Revision(Value):
             raise MigrationError(ErrorCode.INVALID_REVISION, f"{name}: not a {FORMAT} file")
         unknown = sorted(set(body) - _KEYS)
         if unknown:
-            raise MigrationError(
-                ErrorCode.INVALID_REVISION, f"{name}: keys {_shown(unknown)} are not part of {FORMAT}"
-            )
+            raise MigrationError(ErrorCode.INVALID_REVISION, f"{name}: keys {_shown(unknown)} are not part of {FORMAT}")
         missing = sorted(key for key in ("revision", "checksum", "steps") if key not in body)
         if missing:
             raise MigrationError(ErrorCode.INVALID_REVISION, f"{name}: no {', '.join(missing)}")

@@ -53,7 +53,9 @@ async def test_a_revision_id_that_is_a_path_is_refused_before_it_is_journalled(
     bare_database: None, store: Store, tmp_path: Path
 ) -> None:
     before = await _schema(store)
-    in_id = write_raw_revision(tmp_path / "in_id", "../../etc/passwd", [create(unique_constraint())], file_name="x.json")
+    in_id = write_raw_revision(
+        tmp_path / "in_id", "../../etc/passwd", [create(unique_constraint())], file_name="x.json"
+    )
     as_predecessor = write_raw_revision(
         tmp_path / "as_predecessor", "0001_x", [create(unique_constraint())], down_revision="../../etc/passwd"
     )
@@ -66,7 +68,9 @@ async def test_a_revision_id_that_is_a_path_is_refused_before_it_is_journalled(
 
 async def test_a_revision_over_the_step_bound_runs_nothing(bare_database: None, store: Store, tmp_path: Path) -> None:
     before = await _schema(store)
-    steps = [create(unique_constraint(name=f"probe_{n}_unique", property=f"p{n}")) for n in range(MAX_REVISION_STEPS + 1)]
+    steps = [
+        create(unique_constraint(name=f"probe_{n}_unique", property=f"p{n}")) for n in range(MAX_REVISION_STEPS + 1)
+    ]
     write_raw_revision(tmp_path / "chain", "0001_large", steps)
     started = time.perf_counter()
     refused = await _attempt(store, tmp_path / "chain")

@@ -63,7 +63,9 @@ def test_a_drop_step_injecting_its_name_is_refused_when_read(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     "definition",
     [
-        UniqueConstraint.model_construct(name="x IF NOT EXISTS FOR (n:A) REQUIRE n.b IS UNIQUE //", label="A", property="b"),
+        UniqueConstraint.model_construct(
+            name="x IF NOT EXISTS FOR (n:A) REQUIRE n.b IS UNIQUE //", label="A", property="b"
+        ),
         UniqueConstraint.model_construct(name="x", label="A) //", property="b"),
         RelationshipUniqueConstraint.model_construct(name="x", type="R]-() //", property="b"),
         RangeIndex.model_construct(name="x", label="A", properties=("b) //",)),
