@@ -155,6 +155,10 @@ class ErrorCode(StrEnum):
     SCHEMA_CONFLICT = "schema-conflict"
     INDEX_NOT_ONLINE = "index-not-online"
     INVALID_REVISION = "invalid-revision"
+    #: A revision file over its size or step bound (refused when read, before anything runs).
+    REVISION_TOO_LARGE = "revision-too-large"
+    #: A chain's folder with more revision files than a chain may have.
+    CHAIN_TOO_LONG = "chain-too-long"
     REVISION_EXISTS = "revision-exists"
     MIGRATION_IN_PROGRESS = "migration-in-progress"
     # retrieval and answers

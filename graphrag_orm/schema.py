@@ -6,6 +6,13 @@ every key the model classes declare (``unique_index``), a range index for every
 set's dimensions and similarity) and the full-text index on chunk text. Names
 start with the layout's schema prefix. :meth:`Schema.create_steps` gives the same
 as migration steps; each renders idempotent Cypher (``IF NOT EXISTS``).
+
+Every string a definition places in Cypher is checked twice: when the definition is
+built (so a revision file naming ``x IF NOT EXISTS FOR ... //`` is refused when it is
+read) and again when it renders. Names are schema names (:func:`validate_schema_name`),
+labels and relationship types are identifiers that may start with underscores,
+properties are plain identifiers (:func:`~graphrag_orm.layout.validate_identifier`);
+dimensions are an integer in 1..4,096, similarity and analyzer one of their enum values.
 """
 
 from __future__ import annotations
@@ -16,10 +23,10 @@ from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from neomodel import AsyncStructuredNode
-from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import AfterValidator, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.embeddings.sets import EmbeddingSet, Similarity
+from graphrag_orm.embeddings.sets import MAX_DIMENSIONS, EmbeddingSet, Similarity
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import Layout, validate_identifier
 from graphrag_orm.models import for_layout
@@ -27,8 +34,14 @@ from graphrag_orm.values import Value
 
 #: Filter properties a vector index may declare (``WITH [...]``).
 MAX_VECTOR_FILTER_PROPERTIES = 8
+#: Characters of a constraint or index name.
+MAX_SCHEMA_NAME_CHARS = 255
+#: Labels, or properties, one index names (a full-text index over an ontology's labels).
+MAX_INDEX_MEMBERS = 256
 
 __all__ = [
+    "MAX_INDEX_MEMBERS",
+    "MAX_SCHEMA_NAME_CHARS",
     "MAX_VECTOR_FILTER_PROPERTIES",
     "CreateStep",
     "DropStep",
@@ -40,7 +53,70 @@ __all__ = [
     "SchemaContributor",
     "UniqueConstraint",
     "VectorIndex",
+    "validate_schema_name",
 ]
+
+_SCHEMA_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def _shown(value: object) -> str:
+    """``value`` for a one-line message: its repr, cut to 80 characters."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def validate_schema_name(name: str, what: str = "schema name") -> str:
+    """Return ``name`` if it can name a constraint or index in query text as it is.
+
+    A letter, then ASCII letters, digits or ``_``, at most :data:`MAX_SCHEMA_NAME_CHARS`;
+    anything else is ``ConfigurationError("invalid-layout")``.
+    """
+    if not isinstance(name, str) or len(name) > MAX_SCHEMA_NAME_CHARS or not _SCHEMA_NAME.fullmatch(name):
+        raise ConfigurationError(
+            ErrorCode.INVALID_LAYOUT,
+            f"{what} {_shown(name)} is not a plain schema name (a letter, then letters, digits or '_', "
+            f"at most {MAX_SCHEMA_NAME_CHARS})",
+        )
+    return name
+
+
+def _label(value: str, what: str = "label") -> str:
+    if not isinstance(value, str) or len(value) > 64:
+        raise ConfigurationError(ErrorCode.INVALID_LAYOUT, f"{what} {_shown(value)} is not a plain Cypher identifier")
+    return validate_identifier(value, what, leading_underscores=True)
+
+
+def _relationship_type(value: str) -> str:
+    return _label(value, "relationship type")
+
+
+def _property(value: str) -> str:
+    if not isinstance(value, str) or len(value) > 64:
+        raise ConfigurationError(ErrorCode.INVALID_LAYOUT, f"property {_shown(value)} is not a plain Cypher identifier")
+    return validate_identifier(value, "property")
+
+
+def _dimensions(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_DIMENSIONS:
+        raise ConfigurationError(
+            ErrorCode.INVALID_LAYOUT, f"vector dimensions {_shown(value)} are not 1..{MAX_DIMENSIONS}"
+        )
+    return value
+
+
+def _member(value: object, allowed: type[StrEnum]) -> str:
+    if not isinstance(value, allowed):
+        raise ConfigurationError(
+            ErrorCode.INVALID_LAYOUT, f"{allowed.__name__} {_shown(value)} is not one of its values"
+        )
+    return value.value
+
+
+#: Strings a definition places in Cypher, checked when it is built (strict: a string, nothing coerced).
+SchemaName = Annotated[str, Field(strict=True), AfterValidator(validate_schema_name)]
+Label = Annotated[str, Field(strict=True), AfterValidator(_label)]
+RelationshipType = Annotated[str, Field(strict=True), AfterValidator(_relationship_type)]
+Property = Annotated[str, Field(strict=True), AfterValidator(_property)]
 
 
 class SchemaContributor(Protocol):
@@ -57,15 +133,16 @@ class UniqueConstraint(Value):
     """``REQUIRE n.property IS UNIQUE`` on one label."""
 
     kind: Literal["unique-constraint"] = "unique-constraint"
-    name: str
-    label: str
-    property: str
+    name: SchemaName
+    label: Label
+    property: Property
 
     def create_cypher(self) -> str:
-        return f"CREATE CONSTRAINT {self.name} IF NOT EXISTS FOR (n:{self.label}) REQUIRE n.{self.property} IS UNIQUE"
+        name, label, prop = validate_schema_name(self.name), _label(self.label), _property(self.property)
+        return f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
 
     def drop_cypher(self) -> str:
-        return f"DROP CONSTRAINT {self.name} IF EXISTS"
+        return f"DROP CONSTRAINT {validate_schema_name(self.name)} IF EXISTS"
 
     is_constraint: ClassVar[bool] = True
 
@@ -77,17 +154,16 @@ class RelationshipUniqueConstraint(Value):
     """``REQUIRE r.property IS UNIQUE`` on one relationship type (mention and quote keys)."""
 
     kind: Literal["relationship-unique-constraint"] = "relationship-unique-constraint"
-    name: str
-    type: str
-    property: str
+    name: SchemaName
+    type: RelationshipType
+    property: Property
 
     def create_cypher(self) -> str:
-        return (
-            f"CREATE CONSTRAINT {self.name} IF NOT EXISTS FOR ()-[r:{self.type}]-() REQUIRE r.{self.property} IS UNIQUE"
-        )
+        name, rel, prop = validate_schema_name(self.name), _relationship_type(self.type), _property(self.property)
+        return f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR ()-[r:{rel}]-() REQUIRE r.{prop} IS UNIQUE"
 
     def drop_cypher(self) -> str:
-        return f"DROP CONSTRAINT {self.name} IF EXISTS"
+        return f"DROP CONSTRAINT {validate_schema_name(self.name)} IF EXISTS"
 
     is_constraint: ClassVar[bool] = True
 
@@ -99,16 +175,17 @@ class RangeIndex(Value):
     """A range index on one label's properties."""
 
     kind: Literal["range-index"] = "range-index"
-    name: str
-    label: str
-    properties: tuple[str, ...] = Field(min_length=1)
+    name: SchemaName
+    label: Label
+    properties: tuple[Property, ...] = Field(min_length=1, max_length=MAX_INDEX_MEMBERS)
 
     def create_cypher(self) -> str:
-        props = ", ".join(f"n.{p}" for p in self.properties)
-        return f"CREATE INDEX {self.name} IF NOT EXISTS FOR (n:{self.label}) ON ({props})"
+        name, label = validate_schema_name(self.name), _label(self.label)
+        props = ", ".join(f"n.{_property(p)}" for p in _members(self.properties))
+        return f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({props})"
 
     def drop_cypher(self) -> str:
-        return f"DROP INDEX {self.name} IF EXISTS"
+        return f"DROP INDEX {validate_schema_name(self.name)} IF EXISTS"
 
     is_constraint: ClassVar[bool] = False
 
@@ -120,10 +197,10 @@ class VectorIndex(Value):
     """A vector index on one label's property, with its dimensions and similarity."""
 
     kind: Literal["vector-index"] = "vector-index"
-    name: str
-    label: str
-    property: str
-    dimensions: int = Field(ge=1, le=4096)
+    name: SchemaName
+    label: Label
+    property: Property
+    dimensions: int = Field(strict=True, ge=1, le=MAX_DIMENSIONS)
     similarity: Similarity
     #: Properties declared for filtering inside the index (``SEARCH ... WHERE``); Neo4j 2026.
     filter_properties: tuple[str, ...] = Field(default=(), max_length=MAX_VECTOR_FILTER_PROPERTIES)
@@ -144,17 +221,18 @@ class VectorIndex(Value):
         return data
 
     def create_cypher(self) -> str:
-        declared = ""
-        if self.filter_properties:
-            declared = "WITH [" + ", ".join(f"n.{p}" for p in self.filter_properties) + "] "
+        name, label, prop = validate_schema_name(self.name), _label(self.label), _property(self.property)
+        dimensions, similarity = _dimensions(self.dimensions), _member(self.similarity, Similarity)
+        filters = _filter_properties(tuple(self.filter_properties))
+        declared = "WITH [" + ", ".join(f"n.{p}" for p in filters) + "] " if filters else ""
         return (
-            f"CREATE VECTOR INDEX {self.name} IF NOT EXISTS FOR (n:{self.label}) ON (n.{self.property}) {declared}"
-            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {self.dimensions}, "
-            f"`vector.similarity_function`: '{self.similarity.value}'}}}}"
+            f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop}) {declared}"
+            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {dimensions}, "
+            f"`vector.similarity_function`: '{similarity}'}}}}"
         )
 
     def drop_cypher(self) -> str:
-        return f"DROP INDEX {self.name} IF EXISTS"
+        return f"DROP INDEX {validate_schema_name(self.name)} IF EXISTS"
 
     is_constraint: ClassVar[bool] = False
 
@@ -172,21 +250,22 @@ class FullTextIndex(Value):
     """A full-text index over labels and properties, with its analyzer."""
 
     kind: Literal["fulltext-index"] = "fulltext-index"
-    name: str
-    labels: tuple[str, ...] = Field(min_length=1)
-    properties: tuple[str, ...] = Field(min_length=1)
+    name: SchemaName
+    labels: tuple[Label, ...] = Field(min_length=1, max_length=MAX_INDEX_MEMBERS)
+    properties: tuple[Property, ...] = Field(min_length=1, max_length=MAX_INDEX_MEMBERS)
     analyzer: FullTextAnalyzer = FullTextAnalyzer.STANDARD
 
     def create_cypher(self) -> str:
-        labels = "|".join(self.labels)
-        props = ", ".join(f"n.{p}" for p in self.properties)
+        name, analyzer = validate_schema_name(self.name), _member(self.analyzer, FullTextAnalyzer)
+        labels = "|".join(_label(label) for label in _members(self.labels))
+        props = ", ".join(f"n.{_property(p)}" for p in _members(self.properties))
         return (
-            f"CREATE FULLTEXT INDEX {self.name} IF NOT EXISTS FOR (n:{labels}) ON EACH [{props}] "
-            f"OPTIONS {{indexConfig: {{`fulltext.analyzer`: '{self.analyzer.value}'}}}}"
+            f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{labels}) ON EACH [{props}] "
+            f"OPTIONS {{indexConfig: {{`fulltext.analyzer`: '{analyzer}'}}}}"
         )
 
     def drop_cypher(self) -> str:
-        return f"DROP INDEX {self.name} IF EXISTS"
+        return f"DROP INDEX {validate_schema_name(self.name)} IF EXISTS"
 
     is_constraint: ClassVar[bool] = False
 
@@ -296,6 +375,16 @@ class Schema:
             if isinstance(definition, VectorIndex):
                 return definition
         raise AssertionError("the lexical schema always has a vector index")
+
+
+def _members(values: Sequence[str]) -> Sequence[str]:
+    """The labels or properties of an index, at least one and at most :data:`MAX_INDEX_MEMBERS`."""
+    if isinstance(values, str) or not 1 <= len(values) <= MAX_INDEX_MEMBERS:
+        raise ConfigurationError(
+            ErrorCode.INVALID_LAYOUT,
+            f"an index names 1..{MAX_INDEX_MEMBERS} labels and 1..{MAX_INDEX_MEMBERS} properties",
+        )
+    return values
 
 
 def _filter_properties(names: tuple[str, ...]) -> tuple[str, ...]:

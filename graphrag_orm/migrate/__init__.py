@@ -16,7 +16,9 @@ The package, in Alembic's shape: :mod:`~graphrag_orm.migrate.revisions` (the fil
 :mod:`~graphrag_orm.migrate.autogenerate` (writing revisions).
 
 Refusals (``MigrationError.code``): ``invalid-revision`` (a file that is not readable
-UTF-8 JSON of this format), ``unreviewed-edit`` (a file whose checksum does not match
+UTF-8 JSON of this format, or holds a name, id, option or key the format does not allow:
+checked when read, before any checksum), ``revision-too-large`` (a file over its byte or
+step bound), ``chain-too-long`` (a folder over the revision bound), ``unreviewed-edit`` (a file whose checksum does not match
 its steps), ``checksum-mismatch`` (an applied revision whose file changed),
 ``branched-chain`` (two revisions claim one predecessor), ``broken-chain`` (a
 predecessor that does not exist, no root, or several), ``predecessor-not-head`` (the

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import MigrationError
-from graphrag_orm.migrate.revisions import Revision, read_revisions
+from graphrag_orm.migrate.revisions import MAX_CHAIN_REVISIONS, Revision, read_revisions
 from graphrag_orm.schema import CreateStep, SchemaDefinition
 
 __all__ = ["BASE", "Chain", "linear_walk"]
@@ -109,6 +109,12 @@ class Chain:
 
     @classmethod
     def from_revisions(cls, revisions: Sequence[Revision], source: str = "") -> Chain:
+        """Order ``revisions`` into a chain; more than ``MAX_CHAIN_REVISIONS`` is ``chain-too-long``."""
+        if len(revisions) > MAX_CHAIN_REVISIONS:
+            raise MigrationError(
+                ErrorCode.CHAIN_TOO_LONG,
+                f"{source or 'the chain'} has {len(revisions):,} revisions, over the {MAX_CHAIN_REVISIONS:,} a chain may have",
+            )
         ordered = linear_walk(
             revisions, key=lambda item: item.revision, parent=lambda item: item.down_revision, source=source
         )
@@ -116,6 +122,10 @@ class Chain:
 
     @classmethod
     def load(cls, directory: Path | None = None) -> Chain:
-        """Load ``directory`` (default: the toolkit's own chain shipped in the package)."""
+        """Load ``directory`` (default: the toolkit's own chain shipped in the package).
+
+        Every file is checked whole before the chain is built, and before any checksum is
+        trusted: see :mod:`graphrag_orm.migrate.revisions` for what is refused and with which code.
+        """
         revisions, source = read_revisions(directory)
         return cls.from_revisions(revisions, source)

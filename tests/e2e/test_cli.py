@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.database import TEST_PORT
+from tests.support.revisions import create, unique_constraint, write_raw_revision
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "graphrag-orm")
@@ -186,3 +187,18 @@ def test_a_chain_folder_holding_a_file_that_is_not_utf8_is_refused_without_a_tra
     assert result.returncode == 1
     assert "(invalid-revision)" in result.stderr and "0001_latin1.json" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_migrations_plan_apply_and_status_refuse_an_injected_revision_with_one_coded_line(
+    graph: None, tmp_path: Path
+) -> None:
+    chain = tmp_path / "chain"
+    injected = unique_constraint(name="x IF NOT EXISTS FOR (n:Injected) REQUIRE n.b IS UNIQUE //")
+    write_raw_revision(chain, "0001_injected", [create(injected)])
+    for command in ("plan", "apply", "status"):
+        result = cli("migrations", command, "--dir", str(chain))
+        assert result.returncode == 1, command
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith("error 0001_injected.json: step 1 create unique-constraint name:"), line
+        assert line.endswith("(invalid-revision)") and "Traceback" not in result.stdout + result.stderr
+        assert "CREATE CONSTRAINT" not in result.stdout
