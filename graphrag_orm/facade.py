@@ -8,7 +8,9 @@ ingestion could not write and retrieval could not search.
 ``ingestion`` and ``store`` are built with the object; ``retriever``, ``maintenance``,
 ``catalog``, ``answers`` and ``graph`` on first access (their modules imported then),
 so a process that only ingests (a worker of ``graphrag-orm ingest``) never imports the
-services it does not use. Each is built once and is then an ordinary attribute: every
+services it does not use: after ``import graphrag_orm.facade`` the only service modules
+loaded are ``graphrag_orm.ingestion.service`` and ``graphrag_orm.extraction.service``
+(the packages hand their services on lazily, :mod:`graphrag_orm.lazy`). Each is built once and is then an ordinary attribute: every
 access returns the same object, and assigning one replaces it. The constructor still
 raises every configuration error it would for them (``tests/unit/test_import_cost.py``
 and ``tests/unit/test_facade_lazy.py`` hold both).

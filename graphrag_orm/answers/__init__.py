@@ -7,6 +7,8 @@ alone first. ``AnswerExport`` writes an answer as one JSON document, reads it ba
 checks its citations against its evidence without a database.
 """
 
+from typing import TYPE_CHECKING
+
 from graphrag_orm.answers.export import EXPORT_FORMAT, AnswerExport, ExportError
 from graphrag_orm.answers.followups import (
     MAX_ANSWER_CHARS,
@@ -16,10 +18,13 @@ from graphrag_orm.answers.followups import (
 )
 from graphrag_orm.answers.options import MAX_OUTPUT_TOKENS, AnswersOptions
 from graphrag_orm.answers.prompt import ANSWER_INSTRUCTIONS, ANSWER_SCHEMA, answer_request, parse_reply
-from graphrag_orm.answers.service import AnswersService
 from graphrag_orm.answers.streaming import AnswerTextDecoder
 from graphrag_orm.answers.turns import Turn
 from graphrag_orm.answers.values import Answer, AnswerReceipt, AnswerUpdate, Completed, Delta, Disposition, Retrieved
+from graphrag_orm.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from graphrag_orm.answers.service import AnswersService
 
 __all__ = [
     "ANSWER_INSTRUCTIONS",
@@ -46,3 +51,5 @@ __all__ = [
     "answer_request",
     "parse_reply",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, {"AnswersService": "graphrag_orm.answers.service"}, __all__)

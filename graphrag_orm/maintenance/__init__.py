@@ -7,6 +7,9 @@ one transaction each, each document whole. Only what the toolkit wrote is remove
 anything else under its labels is refused with ``GraphRefused("foreign-graph")``.
 """
 
+from typing import TYPE_CHECKING
+
+from graphrag_orm.lazy import lazy_exports
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance, KnowledgeRemoval, RunStamps, ThingsRemoval
 from graphrag_orm.maintenance.options import MaintenanceOptions
 from graphrag_orm.maintenance.reports import (
@@ -19,7 +22,9 @@ from graphrag_orm.maintenance.reports import (
     ResetScope,
     StaleRunsReport,
 )
-from graphrag_orm.maintenance.service import MaintenanceService
+
+if TYPE_CHECKING:
+    from graphrag_orm.maintenance.service import MaintenanceService
 
 __all__ = [
     "MAX_FACT_UPDATES",
@@ -37,3 +42,5 @@ __all__ = [
     "StaleRunsReport",
     "ThingsRemoval",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, {"MaintenanceService": "graphrag_orm.maintenance.service"}, __all__)

@@ -15,6 +15,9 @@ application cuts over by deploying the layout whose embedding property is that o
 See :mod:`graphrag_orm.reembedding.plan` for each stage's contract and docs/reembedding.md.
 """
 
+from typing import TYPE_CHECKING
+
+from graphrag_orm.lazy import lazy_exports
 from graphrag_orm.reembedding.backfill import BackfillProgress
 from graphrag_orm.reembedding.names import STAGED_SET_PROPERTY
 from graphrag_orm.reembedding.options import BackfillOptions, PageOptions
@@ -26,7 +29,9 @@ from graphrag_orm.reembedding.receipts import (
     ReembeddingPreview,
     ReembeddingStage,
 )
-from graphrag_orm.reembedding.service import DEFAULT_STAGING_PROPERTY, Reembedding
+
+if TYPE_CHECKING:
+    from graphrag_orm.reembedding.service import DEFAULT_STAGING_PROPERTY, Reembedding
 
 __all__ = [
     "DEFAULT_STAGING_PROPERTY",
@@ -42,3 +47,9 @@ __all__ = [
     "ReembeddingPreview",
     "ReembeddingStage",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {"DEFAULT_STAGING_PROPERTY": "graphrag_orm.reembedding.service", "Reembedding": "graphrag_orm.reembedding.service"},
+    __all__,
+)

@@ -134,6 +134,20 @@ def test_the_services_are_loaded_when_first_used() -> None:
     assert set(_loaded_after(listed, NOT_FOR_INGEST)) >= set(OTHER_COMMANDS)  # --help lists them all
 
 
+def test_importing_the_facade_loads_only_the_services_it_builds_with_the_object() -> None:
+    """Its docstring's promise: ingestion (and the extraction it may run) now, every other service on first use."""
+    probe = (
+        "import json, sys\nimport graphrag_orm.facade\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('graphrag_orm.') and m.endswith('service'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == [
+        "graphrag_orm.extraction.service",
+        "graphrag_orm.ingestion.service",
+    ]
+
+
 def test_classifying_a_model_error_imports_no_http_client() -> None:
     # An httpx error exists only once httpx is imported (test_retry.py classifies them).
     code = (
