@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from neo4j.exceptions import ClientError
+from neo4j.exceptions import ClientError, Neo4jError
 
 from graphrag_orm.errors import QueryRefused
 from graphrag_orm.localdb import LocalDbSettings, _write_config
@@ -159,10 +159,16 @@ async def test_a_query_the_server_cannot_plan_is_an_invalid_query(store: Store, 
 
 async def test_a_failure_while_it_runs_is_query_failed(store: Store, graph: None) -> None:
     assert (await refusal(store, "RETURN 1 / $zero AS x", zero=0)).code == "query-failed"
+
+
+async def test_the_servers_transaction_timeout_is_query_timeout(store: Store, graph: None) -> None:
+    # Streamed row by row (UNWIND is exempt from the range bound): the server's timeout holds between rows.
     slow = "UNWIND range(1, 1000000000) AS i WITH i WHERE i < 0 RETURN count(i) AS n"
     with pytest.raises(QueryRefused) as refused:
         await SANDBOX.run(store, slow, limits=SandboxLimits(timeout_seconds=0.5))
-    assert refused.value.code == "query-failed"
+    assert refused.value.code == "query-timeout"
+    cause = refused.value.__cause__
+    assert isinstance(cause, Neo4jError) and cause.code is not None and "TransactionTimedOut" in cause.code
 
 
 async def test_rows_lists_and_strings_are_bounded_and_the_cuts_reported(store: Store, graph: None) -> None:
