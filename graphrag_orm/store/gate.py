@@ -45,8 +45,9 @@ Bounds on what one expression may cost the server, each with its own code:
 :func:`check_vector_reads` (which the sandbox calls with its vector property names)
 refuses with ``vector-not-readable`` a query that names a stored vector property,
 reads every property at once (``properties(n)``, ``n {.*}``) or reads one by a computed
-key (``n[k]``, ``n['emb' + 'edding']``): a subscript may hold number literals and
-parameters only.
+key (``n[k]``, ``n['emb' + 'edding']``): a subscript may hold one string literal, or
+number literals, parameters and arithmetic. A parameter's value that is such a name is
+refused by the sandbox, which knows the parameters.
 
 ``invalid-query`` for a text that is not Cypher at all (empty, or an unterminated
 string, comment or quoted name). The keywords USE, CALL, LOAD, SHOW, TERMINATE and
@@ -178,6 +179,8 @@ def _check_depth(tokens: Sequence[Token], max_depth: int) -> None:
             chained = True
         elif text == "|" and _is(tokens, i + 1, "|"):
             chained = True  # ``||``, string and list concatenation
+        elif text == "|" and _is(tokens, i - 1, "|"):
+            pass  # the second half of ``||``
         elif word == "NOT":
             chained = True
         elif text in _CHAIN_ENDS or word in _CHAIN_END_WORDS:
@@ -281,7 +284,8 @@ def check_vector_reads(cypher: str, names: Iterable[str]) -> None:
     included). Refused: any of them as a name (bare, backtick-quoted, a property, a map
     key, a projection's ``.name``) or a string literal (``n['embedding']``), any
     ``properties(...)`` call or ``{.*}`` projection, and a subscript holding anything but
-    number literals, parameters and arithmetic (``n[k]``, ``n['emb' + 'edding']``).
+    one string literal, or number literals, parameters and arithmetic (``n[k]``,
+    ``n['emb' + 'edding']``, ``n[toLower('EMBEDDING')]``).
     """
     vectors = frozenset(names)
     tokens = tokenize(cypher)
@@ -290,19 +294,21 @@ def check_vector_reads(cypher: str, names: Iterable[str]) -> None:
         if token.kind is Kind.NAME and token.text in vectors:
             raise _vector_refused("the query names a stored vector property; vectors are not readable")
         if token.kind is Kind.STRING and token.value in vectors:
-            raise _vector_refused("the query holds a stored vector property's name; vectors are not readable")
+            raise _vector_refused("the query holds the name of a stored vector property as a string; vectors are not readable")
         if token.word == "PROPERTIES" and _is(tokens, i + 1, "(") and not _is(tokens, i - 1, "."):
             raise _vector_refused("properties(...) is not allowed: it would return stored vectors")
         if _is(tokens, i, ".") and _is(tokens, i + 1, "*"):
             raise _vector_refused("a {.*} projection is not allowed: it would return stored vectors")
         if _is_subscript(tokens, i):
             inside = tokens[i + 1 : pairs.get(i, len(tokens))]
+            if len(inside) == 1 and inside[0].kind is Kind.STRING:
+                continue  # one literal key, not a vector's (checked above)
             if not all(
                 t.kind in (Kind.NUMBER, Kind.PARAMETER) or (t.kind is Kind.SYMBOL and t.text in _INDEX_SYMBOLS)
                 for t in inside
             ):
                 raise _vector_refused(
-                    "a subscript may hold number literals and parameters only: a computed key could read a vector"
+                    "a subscript may hold a string, numbers and parameters only: a computed key could read a vector"
                 )
 
 

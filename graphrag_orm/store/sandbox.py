@@ -299,7 +299,7 @@ class CypherSandbox:
         if parameters and any(text in names for text in _strings(parameters)):
             raise QueryRefused(
                 ErrorCode.VECTOR_NOT_READABLE,
-                "a parameter holds a stored vector property's name; vectors are not readable",
+                "a parameter holds the name of a stored vector property; vectors are not readable",
             )
 
     async def run(
