@@ -294,7 +294,9 @@ def check_vector_reads(cypher: str, names: Iterable[str]) -> None:
         if token.kind is Kind.NAME and token.text in vectors:
             raise _vector_refused("the query names a stored vector property; vectors are not readable")
         if token.kind is Kind.STRING and token.value in vectors:
-            raise _vector_refused("the query holds the name of a stored vector property as a string; vectors are not readable")
+            raise _vector_refused(
+                "the query holds the name of a stored vector property as a string; vectors are not readable"
+            )
         if token.word == "PROPERTIES" and _is(tokens, i + 1, "(") and not _is(tokens, i - 1, "."):
             raise _vector_refused("properties(...) is not allowed: it would return stored vectors")
         if _is(tokens, i, ".") and _is(tokens, i + 1, "*"):
