@@ -33,7 +33,7 @@ Text2Cypher), in order, each refusal a code of :class:`~graphrag_orm.errors.Quer
    (at BEGIN or EXPLAIN, as after a server restart) is tried once more on a fresh
    connection, within the same deadline, since nothing ran.
 
-The server sends at most :data:`FETCH_SIZE` records per batch, so it computes no more
+The server sends at most :data:`MAX_RECORDS_AHEAD` records per batch, so it computes no more
 than that ahead of the reader, and the client holds no more than that; a record itself
 arrives whole (the driver has no bound on one record): what bounds one record is the
 server (its heap, its transaction memory limit, which does not track every value an
@@ -80,7 +80,7 @@ __all__ = [
     "DEADLINE_GRACE_SECONDS",
     "DEFAULT_LEFT_OUT",
     "DEFAULT_MAX_BYTES",
-    "FETCH_SIZE",
+    "MAX_RECORDS_AHEAD",
     "MAX_BYTES",
     "REFUSED_OPERATORS",
     "TIMEOUT_CODES",
@@ -103,7 +103,7 @@ DEFAULT_LEFT_OUT = frozenset({"embedding"})
 #: The sandbox's own deadline is the timeout plus this: the server's timeout, when it holds, answers first.
 DEADLINE_GRACE_SECONDS = 1.0
 #: Records the server sends per batch to a sandboxed query (the driver's default is 1,000).
-FETCH_SIZE = 20
+MAX_RECORDS_AHEAD = 20
 #: Bytes of rows a sandboxed query reads back (:func:`~graphrag_orm.store.store.value_bytes`).
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 MAX_BYTES = 256 * 1024 * 1024
@@ -360,7 +360,9 @@ class CypherSandbox:
         for attempt in range(2):
             sent = False
             try:
-                return await store.read_work(work, timeout=limits.timeout_seconds, retry=False, fetch_size=FETCH_SIZE)
+                return await store.read_work(
+                    work, timeout=limits.timeout_seconds, retry=False, fetch_size=MAX_RECORDS_AHEAD
+                )
             except QueryRefused:
                 raise
             except (Neo4jError, DriverError, OSError) as error:

@@ -208,3 +208,17 @@ def test_the_local_server_config_refuses_file_urls_and_imports_from_an_empty_fol
     assert "dbms.security.allow_csv_import_from_file_urls=false" in conf
     assert f"server.directories.import={settings.home / 'import'}" in conf
     assert (settings.home / "import").is_dir() and not any((settings.home / "import").iterdir())
+
+
+def test_the_local_server_config_bounds_transaction_memory_below_its_heap(tmp_path: Path) -> None:
+    settings = LocalDbSettings(tools_dir=tmp_path, home=tmp_path / "home", port=7999)
+    conf = dict(
+        line.split("=", 1) for line in (_write_config(settings) / "neo4j.conf").read_text().splitlines() if "=" in line
+    )
+    mebibytes = {"m": 1, "g": 1024}
+
+    def size(text: str) -> int:
+        return int(text[:-1]) * mebibytes[text[-1]]
+
+    per_transaction, total = size(conf["db.memory.transaction.max"]), size(conf["dbms.memory.transaction.total.max"])
+    assert settings.heap == "1g" and per_transaction <= total < size(settings.heap)
