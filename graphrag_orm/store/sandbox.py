@@ -114,8 +114,9 @@ TIMEOUT_CODES = frozenset(
         "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
     }
 )
-#: The properties of every vector index, read in the sandbox's transaction.
-_VECTOR_INDEXES = "SHOW VECTOR INDEXES YIELD properties RETURN properties"
+#: The vector property of every vector index (its first; the rest are filter properties such as
+#: ``documentId``), read in the sandbox's transaction.
+_VECTOR_INDEXES = "SHOW VECTOR INDEXES YIELD properties RETURN properties[0] AS vector"
 #: Cypher's names of the coordinate reference systems, by SRID.
 _CRS = {7203: "cartesian", 9157: "cartesian-3d", 4326: "wgs-84", 4979: "wgs-84-3d"}
 
@@ -337,7 +338,7 @@ class CypherSandbox:
             nonlocal sent
             if self.vector_indexes:
                 indexed = await tx.run(_VECTOR_INDEXES, name=f"{name}.vector_indexes")
-                names = frozenset(str(p) for row in indexed for p in row["properties"] or ()) - self.left_out
+                names = frozenset(str(row["vector"]) for row in indexed if row["vector"]) - self.left_out
                 if names:
                     check_vector_reads(cypher, names)
                     self._check_parameters(parameters, names)
