@@ -106,6 +106,8 @@ class LimitName(StrEnum):
     GRAPH_QUERY_ROWS = "GraphQueryRows"
     GRAPH_QUERY_LIST_ITEMS = "GraphQueryListItems"
     GRAPH_QUERY_TEXT = "GraphQueryText"
+    #: The sandbox's byte bound (``SandboxLimits.max_bytes``) stopped reading a graph answer's rows.
+    GRAPH_QUERY_BYTES = "GraphQueryBytes"
     # --- resolution (issue 14): things read per class, suggestions returned
     MAX_THINGS = "MaxThings"
     MAX_SUGGESTIONS = "MaxSuggestions"
@@ -205,6 +207,16 @@ class ErrorCode(StrEnum):
     INVALID_QUERY = "invalid-query"
     NOT_READ_ONLY = "not-read-only"
     QUERY_FAILED = "query-failed"
+    #: The query ran past its timeout (the server's, or the sandbox's own deadline just after it).
+    QUERY_TIMEOUT = "query-timeout"
+    #: Expressions nested (or chained) deeper than the gate's ``max_depth``.
+    TOO_DEEP = "too-deep"
+    #: The regular expression operator ``=~``, unless the gate allows it.
+    REGEX_NOT_ALLOWED = "regex-not-allowed"
+    #: A ``range()`` over the gate's ``max_range_items``, or with a bound the gate cannot size.
+    RANGE_TOO_LARGE = "range-too-large"
+    #: The query names a stored vector property, or reads properties by a computed key.
+    VECTOR_NOT_READABLE = "vector-not-readable"
     # connection settings and model endpoints
     INVALID_URI = "invalid-uri"
     DATABASE_NOT_FOUND = "database-not-found"
@@ -319,3 +331,8 @@ class GraphRefusal(StrEnum):
     INVALID_QUERY = "invalid-query"
     NOT_READ_ONLY = "not-read-only"
     QUERY_FAILED = "query-failed"
+    QUERY_TIMEOUT = "query-timeout"
+    TOO_DEEP = "too-deep"
+    REGEX_NOT_ALLOWED = "regex-not-allowed"
+    RANGE_TOO_LARGE = "range-too-large"
+    VECTOR_NOT_READABLE = "vector-not-readable"

@@ -26,7 +26,9 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
     │                                          route-not-available
     ├── RetrievalFailed                        retrieval-failed; a Cypher expansion: the sandbox's codes
     ├── ScopeError                             invalid-scope; a Cypher scope: the sandbox's codes
-    ├── QueryRefused                           not-allowed, invalid-query, not-read-only, query-failed
+    ├── QueryRefused                           not-allowed, invalid-query, not-read-only, query-failed,
+    │                                          query-timeout, too-deep, regex-not-allowed,
+    │                                          range-too-large, vector-not-readable
     ├── ExportError                            invalid-export
     ├── GraphRefused                           foreign-graph
     ├── DocumentNotResolved                    document-not-found, ambiguous-id
@@ -197,8 +199,9 @@ class RetrievalFailed(GraphRagError):
     """A route or a context query failed (``retrieval-failed``); no partial evidence is returned.
 
     A Cypher expansion the sandbox refused carries the sandbox's code instead
-    (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``), with the
-    :class:`QueryRefused` as ``__cause__``.
+    (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``,
+    ``query-timeout``, ``too-deep``, ``regex-not-allowed``, ``range-too-large``,
+    ``vector-not-readable``), with the :class:`QueryRefused` as ``__cause__``.
     """
 
 
@@ -206,8 +209,9 @@ class ScopeError(GraphRagError):
     """A scope that is not one (``invalid-scope``: a Cypher scope without a ``documentId`` column).
 
     A Cypher scope's query the sandbox refused carries the sandbox's code instead
-    (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``), with the
-    :class:`QueryRefused` as ``__cause__``.
+    (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``,
+    ``query-timeout``, ``too-deep``, ``regex-not-allowed``, ``range-too-large``,
+    ``vector-not-readable``), with the :class:`QueryRefused` as ``__cause__``.
     """
 
 
@@ -216,9 +220,11 @@ class QueryRefused(GraphRagError):
 
     ``not-allowed`` (the text gate, or a plan with a procedure call, LOAD CSV or a
     transaction operator), ``invalid-query`` (the server cannot plan it),
-    ``not-read-only`` (its plan may write) and ``query-failed`` (the server failed it
-    while it ran: a timeout, a lost connection). The message names the rule or the
-    server's status code, never the query's values.
+    ``not-read-only`` (its plan may write), ``query-failed`` (the server failed it
+    while it ran: a lost connection, a division by zero), ``query-timeout`` (it ran past
+    its timeout: the server's, or the sandbox's own deadline), and the text gate's
+    ``too-deep``, ``regex-not-allowed``, ``range-too-large`` and ``vector-not-readable``.
+    The message names the rule or the server's status code, never the query's values.
     """
 
 

@@ -66,7 +66,7 @@ from graphrag_orm.retrieval.statements import RetrievalStatements
 from graphrag_orm.retrieval.vector import VectorRoute
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import server_version
-from graphrag_orm.store.sandbox import CypherSandbox
+from graphrag_orm.store.sandbox import CypherSandbox, vector_property_names
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
 
@@ -119,8 +119,10 @@ class Retriever:
         self.statements = RetrievalStatements.of(
             model, self.vector_index, self.fulltext_index, embedding_set.similarity.value
         )
-        #: The one sandbox of caller-supplied Cypher: the scope's and the expansion's.
-        self.sandbox = CypherSandbox()
+        #: The one sandbox of caller-supplied Cypher: the scope's and the expansion's. It
+        #: refuses the layout's vector property, the default staging one and, read from the
+        #: database at each run, every vector index's (a staged re-embedding's included).
+        self.sandbox = CypherSandbox(left_out=vector_property_names(layout))
         self.scopes = ScopeResolver(store, self.statements, self.sandbox)
         self.vector = VectorRoute(self.statements, embedder, embedding_set)
         self.full_text = FullTextRoute(self.statements)
@@ -138,7 +140,8 @@ class Retriever:
         Raises ``QuestionRefused`` (``empty-question``, ``question-too-long``,
         ``invalid-question``, ``route-not-available`` for the graph route without an
         ontology) before any read, ``ScopeError`` when a Cypher scope is refused (the
-        sandbox's ``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``)
+        sandbox's codes: ``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``,
+        ``query-timeout``, ``too-deep``, ``regex-not-allowed``, ``range-too-large``, ``vector-not-readable``)
         or is not a scope (``invalid-scope``), ``EmbeddingRejected`` for an invalid query
         vector, and ``RetrievalFailed`` when a read, a route or the fusion fails
         (``retrieval-failed``) or the sandbox refuses the expansion (its code), or, before

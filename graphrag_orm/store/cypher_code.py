@@ -41,6 +41,8 @@ class Token:
     text: str
     #: A backtick-quoted name: never a keyword.
     quoted: bool = False
+    #: A string literal's content, its escapes decoded (its ``text`` is always empty).
+    value: str = ""
 
     @property
     def word(self) -> str:
@@ -61,6 +63,33 @@ def _invalid(message: str) -> QueryRefused:
 
 def _is_name_char(ch: str) -> bool:
     return not ch.isspace() and ch not in _SYMBOLS
+
+
+_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescaped(body: str) -> str:
+    """A string literal's content with Cypher's escapes decoded (``\\u0065`` is ``e``)."""
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 >= len(body):
+            out.append(ch)
+            i += 1
+            continue
+        code = body[i + 1]
+        width = 4 if code == "u" else 8 if code == "U" else 0
+        digits = body[i + 2 : i + 2 + width]
+        if width and len(digits) == width and all(c in string.hexdigits for c in digits):
+            out.append(chr(min(int(digits, 16), 0x10FFFF)))
+            i += 2 + width
+            continue
+        out.append(_ESCAPES.get(code, code))
+        i += 2
+    return "".join(out)
 
 
 def _quoted(text: str, i: int) -> tuple[str, int]:
@@ -93,12 +122,12 @@ def tokenize(text: str) -> list[Token]:
                 raise _invalid("the query has an unterminated comment")
             i = end + 2
         elif ch in "'\"":
-            i += 1
+            start = i = i + 1
             while i < n and text[i] != ch:
                 i += 2 if text[i] == "\\" else 1
             if i >= n:
                 raise _invalid("the query has an unterminated string")
-            tokens.append(Token(Kind.STRING, ""))
+            tokens.append(Token(Kind.STRING, "", value=_unescaped(text[start:i])))
             i += 1
         elif ch == "`":
             name, i = _quoted(text, i)

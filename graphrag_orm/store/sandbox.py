@@ -4,18 +4,40 @@ One path for every such query (a retrieval's Cypher scope and Cypher expansion, 
 Text2Cypher), in order, each refusal a code of :class:`~graphrag_orm.errors.QueryRefused`:
 
 1. the text gate (:class:`~graphrag_orm.store.gate.CypherGate`): ``not-allowed``, or
-   ``invalid-query`` for a text that is no query;
-2. ``EXPLAIN``, in the READ transaction the query then runs in: ``invalid-query`` when
-   the server cannot plan it, ``not-read-only`` unless the plan's query type is read-only
-   (``r``), and ``not-allowed`` when the plan holds a procedure call, a LoadCSV, a
-   transaction operator or a command (SHOW, TERMINATE): the server's plan decides what
-   the query reaches, whatever the text gate let through;
+   ``invalid-query`` for a text that is no query, ``too-deep``, ``regex-not-allowed``
+   and ``range-too-large`` for what one expression may cost; then
+   :func:`~graphrag_orm.store.gate.check_vector_reads` with ``left_out``:
+   ``vector-not-readable`` for a query that names a stored vector property, reads every
+   property at once or one by a computed key, or a parameter whose value is such a name.
+   Nothing is sent before these pass;
+2. in the READ transaction the query then runs in: the properties of every vector index
+   the database holds (``SHOW VECTOR INDEXES``, unless ``vector_indexes=False``), so a
+   staged re-embedding's property is refused too (``vector-not-readable``); then
+   ``EXPLAIN``: ``invalid-query`` when the server cannot plan it, ``not-read-only``
+   unless the plan's query type is read-only (``r``), and ``not-allowed`` when the plan
+   holds a procedure call, a LoadCSV, a transaction operator or a command (SHOW,
+   TERMINATE): the server's plan decides what the query reaches, whatever the text
+   gate let through;
 3. the query itself, in that transaction, explicit and with the timeout (so the driver
-   never retries past it): ``query-failed`` with the server's status code when it fails
-   (a timeout, a missing parameter, a lost connection). At most ``max_rows`` rows are
-   read; ``truncated`` says more were there. The one retry: a connection lost before
-   the query itself went out (at BEGIN or EXPLAIN, as after a server restart) is tried
-   once more on a fresh connection, since nothing ran.
+   never retries past it): ``query-timeout`` when the server's transaction timeout
+   stops it (``Neo.ClientError.Transaction.TransactionTimedOut*``), ``query-failed``
+   with the server's status code for any other failure (a missing parameter, a lost
+   connection). The server checks its timeout between rows only, so one expression can
+   run past it: the sandbox's own deadline, ``timeout_seconds`` plus
+   :data:`DEADLINE_GRACE_SECONDS`, covers the whole run (the gates, EXPLAIN, the rows),
+   and when it passes the run is cancelled, its connection closed by the driver (never
+   returned to the pool), and ``query-timeout`` raised; nothing is retried then. At
+   most ``max_rows`` rows are read, and only while their size stays within
+   ``max_bytes``; ``truncated`` says more were there, ``bytes_cut`` that the byte bound
+   stopped the read. The one retry: a connection lost before the query itself went out
+   (at BEGIN or EXPLAIN, as after a server restart) is tried once more on a fresh
+   connection, within the same deadline, since nothing ran.
+
+The server sends at most :data:`MAX_RECORDS_AHEAD` records per batch, so it computes no more
+than that ahead of the reader, and the client holds no more than that; a record itself
+arrives whole (the driver has no bound on one record): what bounds one record is the
+server (its heap, its transaction memory limit, which does not track every value an
+expression builds) and the deadline; see docs/security.md.
 
 Every value becomes plain JSON data: strings, numbers, booleans, null, lists and maps.
 Dates, times and durations become their ISO 8601 text
@@ -27,18 +49,18 @@ any numeric list property of more than 32 items. Anywhere else, a list of more t
 numbers of which one has a fractional part (an embedding, whatever mix of int and float
 it holds) becomes ``"(vector left out)"``. A list keeps ``max_list_items`` items and a
 string ``max_text_chars`` characters, and the result says which were cut, so the caller
-reports it. The driver reads a row whole before it is cut: the server's transaction
-memory limit bounds one huge row. The row cap stops reading at ``max_rows`` and
-discards the rest without streaming it (``UNWIND range(1, 100000000) AS n RETURN n``
-returns its 50 rows in about 0.2 s).
+reports it. The row cap stops reading at ``max_rows`` and discards the rest without
+streaming it (``UNWIND range(1, 100000000) AS n RETURN n`` returns its 50 rows in about
+0.2 s).
 
-Never: a retry once the query went out, an auto-commit or WRITE transaction, a statement the gate refused, or
-the query's values in a message.
+Never: a retry once the query went out or the deadline passed, an auto-commit or WRITE
+transaction, a statement the gate refused, or the query's values in a message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,11 +72,24 @@ from pydantic import Field
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import QueryRefused
-from graphrag_orm.store.gate import CypherGate
+from graphrag_orm.store.gate import CypherGate, check_vector_reads
 from graphrag_orm.store.store import Plan, Result, Store, StoreTransaction
 from graphrag_orm.values import Options
 
-__all__ = ["DEFAULT_LEFT_OUT", "REFUSED_OPERATORS", "CypherSandbox", "SandboxLimits", "SandboxResult", "check_plan"]
+__all__ = [
+    "DEADLINE_GRACE_SECONDS",
+    "DEFAULT_LEFT_OUT",
+    "DEFAULT_MAX_BYTES",
+    "MAX_BYTES",
+    "MAX_RECORDS_AHEAD",
+    "REFUSED_OPERATORS",
+    "TIMEOUT_CODES",
+    "CypherSandbox",
+    "SandboxLimits",
+    "SandboxResult",
+    "check_plan",
+    "vector_property_names",
+]
 
 #: Plan operators a sandboxed query may not hold (and any ``Show...`` or ``Terminate...`` command).
 REFUSED_OPERATORS = frozenset(
@@ -65,6 +100,23 @@ _REFUSED_PREFIXES = ("Show", "Terminate")
 _VECTOR_ITEMS = 32
 #: Property names a node or relationship is returned without, unless the sandbox is told otherwise.
 DEFAULT_LEFT_OUT = frozenset({"embedding"})
+#: The sandbox's own deadline is the timeout plus this: the server's timeout, when it holds, answers first.
+DEADLINE_GRACE_SECONDS = 1.0
+#: Records the server sends per batch to a sandboxed query (the driver's default is 1,000).
+MAX_RECORDS_AHEAD = 20
+#: Bytes of rows a sandboxed query reads back (:func:`~graphrag_orm.store.store.value_bytes`).
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+MAX_BYTES = 256 * 1024 * 1024
+#: The server's status codes of a transaction stopped by its timeout (``query-timeout``).
+TIMEOUT_CODES = frozenset(
+    {
+        "Neo.ClientError.Transaction.TransactionTimedOut",
+        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+    }
+)
+#: The vector property of every vector index (its first; the rest are filter properties such as
+#: ``documentId``), read in the sandbox's transaction.
+_VECTOR_INDEXES = "SHOW VECTOR INDEXES YIELD properties RETURN properties[0] AS vector"
 #: Cypher's names of the coordinate reference systems, by SRID.
 _CRS = {7203: "cartesian", 9157: "cartesian-3d", 4326: "wgs-84", 4979: "wgs-84-3d"}
 
@@ -76,6 +128,8 @@ class SandboxLimits(Options):
     max_rows: int = Field(50, ge=1, le=100_000)
     max_list_items: int = Field(1_000, ge=1, le=100_000)
     max_text_chars: int = Field(10_000, ge=1, le=1_000_000)
+    #: Bytes of rows read back; the read stops before the row that would pass it (``bytes_cut``).
+    max_bytes: int = Field(DEFAULT_MAX_BYTES, ge=1_024, le=MAX_BYTES)
 
 
 @dataclass(frozen=True)
@@ -90,6 +144,8 @@ class SandboxResult:
     lists_cut: bool = False
     #: A string was cut to ``max_text_chars``.
     texts_cut: bool = False
+    #: ``max_bytes`` stopped the read (``truncated`` is then set too).
+    bytes_cut: bool = False
 
     def __iter__(self) -> Any:
         return iter(self.rows)
@@ -179,6 +235,38 @@ def _reason(error: BaseException) -> str:
     return str(code) if code else type(error).__name__
 
 
+def _timed_out(error: BaseException) -> bool:
+    return isinstance(error, Neo4jError) and error.code in TIMEOUT_CODES
+
+
+def _timeout(seconds: float) -> QueryRefused:
+    return QueryRefused(ErrorCode.QUERY_TIMEOUT, f"the query ran past its timeout of {seconds:g} s")
+
+
+def _strings(value: Any) -> Iterable[str]:
+    """Every string in a parameter value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from _strings(item)
+
+
+def vector_property_names(*layouts_or_names: Any) -> frozenset[str]:
+    """The vector property names to leave out and refuse: ``embedding``, the default staging
+    property, and each given name or layout's ``chunk_embedding_property``."""
+    from graphrag_orm.reembedding.service import DEFAULT_STAGING_PROPERTY
+
+    names = set(DEFAULT_LEFT_OUT) | {DEFAULT_STAGING_PROPERTY}
+    for item in layouts_or_names:
+        names.add(item if isinstance(item, str) else str(item.chunk_embedding_property))
+    return frozenset(names)
+
+
 def check_plan(plan: Plan) -> None:
     """Refuse a plan that may write (``not-read-only``) or reaches past the graph (``not-allowed``)."""
     if plan.query_type != "r":
@@ -198,6 +286,23 @@ class CypherSandbox:
     #: Property names left out of every node and relationship (the layout's chunk embedding).
     left_out: frozenset[str] = DEFAULT_LEFT_OUT
 
+    #: Also refuse the properties of every vector index the database holds (read in the query's transaction).
+    vector_indexes: bool = True
+
+    def check(self, cypher: str, parameters: Mapping[str, Any] | None = None) -> None:
+        """The checks that send nothing: the text gate, the vector names, the parameters' values."""
+        self.gate.check(cypher)
+        check_vector_reads(cypher, self.left_out)
+        self._check_parameters(parameters, self.left_out)
+
+    @staticmethod
+    def _check_parameters(parameters: Mapping[str, Any] | None, names: frozenset[str]) -> None:
+        if parameters and any(text in names for text in _strings(parameters)):
+            raise QueryRefused(
+                ErrorCode.VECTOR_NOT_READABLE,
+                "a parameter holds the name of a stored vector property; vectors are not readable",
+            )
+
     async def run(
         self,
         store: Store,
@@ -208,16 +313,40 @@ class CypherSandbox:
         name: str = "sandbox",
     ) -> SandboxResult:
         """The query's rows, bounded; :class:`QueryRefused` (``not-allowed``, ``invalid-query``,
-        ``not-read-only``, ``query-failed``) otherwise. Sends nothing the text gate refused."""
+        ``too-deep``, ``regex-not-allowed``, ``range-too-large``, ``vector-not-readable``,
+        ``not-read-only``, ``query-failed``, ``query-timeout``) otherwise. Sends nothing the
+        text gate refused; returns or raises within ``timeout_seconds`` plus
+        :data:`DEADLINE_GRACE_SECONDS`."""
         limits = limits or SandboxLimits()
-        self.gate.check(cypher)
+        self.check(cypher, parameters)
+        try:
+            async with asyncio.timeout(limits.timeout_seconds + DEADLINE_GRACE_SECONDS):
+                result = await self._run(store, cypher, parameters, limits, name)
+        except TimeoutError as error:
+            # Cancelled: the driver closed the connection rather than return it to the pool.
+            raise _timeout(limits.timeout_seconds) from error
+        plain = _Plain(limits.max_list_items, limits.max_text_chars, self.left_out)
+        rows = tuple({key: plain.value(value) for key, value in record.items()} for record in result)
+        return SandboxResult(result.keys, rows, result.truncated, plain.lists_cut, plain.texts_cut, result.bytes_cut)
+
+    async def _run(
+        self, store: Store, cypher: str, parameters: Mapping[str, Any] | None, limits: SandboxLimits, name: str
+    ) -> Result:
         sent = False
 
         async def work(tx: StoreTransaction) -> Result:
             nonlocal sent
+            if self.vector_indexes:
+                indexed = await tx.run(_VECTOR_INDEXES, name=f"{name}.vector_indexes")
+                names = frozenset(str(row["vector"]) for row in indexed if row["vector"]) - self.left_out
+                if names:
+                    check_vector_reads(cypher, names)
+                    self._check_parameters(parameters, names)
             try:
                 plan = await tx.explain(cypher, parameters, name=f"{name}.explain")
             except ClientError as error:
+                if _timed_out(error):
+                    raise _timeout(limits.timeout_seconds) from error
                 raise QueryRefused(
                     ErrorCode.INVALID_QUERY, f"the server cannot plan the query ({_reason(error)})"
                 ) from error
@@ -227,24 +356,23 @@ class CypherSandbox:
                 ) from error
             check_plan(plan)
             sent = True
-            return await tx.run(cypher, parameters, name=name, max_rows=limits.max_rows)
+            return await tx.run(cypher, parameters, name=name, max_rows=limits.max_rows, max_bytes=limits.max_bytes)
 
         for attempt in range(2):
             sent = False
             try:
-                result = await store.read_work(work, timeout=limits.timeout_seconds, retry=False)
-                break
+                return await store.read_work(
+                    work, timeout=limits.timeout_seconds, retry=False, fetch_size=MAX_RECORDS_AHEAD
+                )
             except QueryRefused:
                 raise
             except (Neo4jError, DriverError, OSError) as error:
+                if _timed_out(error):
+                    raise _timeout(limits.timeout_seconds) from error
                 # A connection lost before the query went out (a pooled connection to a
                 # server restarted since): nothing ran, so once more on a fresh one.
                 retryable = isinstance(error, Neo4jError | DriverError) and error.is_retryable()
                 if attempt == 0 and not sent and retryable:
                     continue
                 raise QueryRefused(ErrorCode.QUERY_FAILED, f"the query failed ({_reason(error)})") from error
-        else:  # pragma: no cover (the loop breaks or raises)
-            raise AssertionError("unreachable")
-        plain = _Plain(limits.max_list_items, limits.max_text_chars, self.left_out)
-        rows = tuple({key: plain.value(value) for key, value in record.items()} for record in result)
-        return SandboxResult(result.keys, rows, result.truncated, plain.lists_cut, plain.texts_cut)
+        raise AssertionError("unreachable")  # pragma: no cover (the loop returns or raises)

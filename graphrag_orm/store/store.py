@@ -41,6 +41,7 @@ from typing import Any, Protocol, TypeVar
 
 import neo4j
 import neo4j.api
+import neo4j.graph
 from neo4j.exceptions import DriverError, Neo4jError, TransientError
 
 from graphrag_orm.codes import ErrorCode
@@ -112,8 +113,10 @@ class Result:
     keys: tuple[str, ...]
     records: list[dict[str, Any]]
     counters: Mapping[str, int] = field(default_factory=dict)
-    #: True when ``max_rows`` stopped the read before the last record.
+    #: True when ``max_rows`` (or ``max_bytes``) stopped the read before the last record.
     truncated: bool = False
+    #: True when ``max_bytes`` stopped the read: the next record would have passed it.
+    bytes_cut: bool = False
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.records)
@@ -169,21 +172,46 @@ class Queries(Protocol):
     ) -> Result: ...
 
 
+def value_bytes(value: Any) -> int:
+    """About the bytes a value takes on the wire: UTF-8 text, 8 a number, the sum of a container's items."""
+    if isinstance(value, str):
+        return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, bytes | bytearray):
+        return len(value)
+    if isinstance(value, list | tuple):
+        return 1 + sum(value_bytes(item) for item in value)
+    if isinstance(value, dict):
+        return 1 + sum(value_bytes(key) + value_bytes(item) for key, item in value.items())
+    if isinstance(value, neo4j.graph.Node | neo4j.graph.Relationship):
+        return 16 + value_bytes(dict(value)) + sum(len(label) for label in getattr(value, "labels", ()))
+    if isinstance(value, neo4j.graph.Path):
+        return 1 + sum(value_bytes(node) for node in value.nodes) + sum(value_bytes(rel) for rel in value)
+    return 8
+
+
 async def _consume(
-    result: neo4j.AsyncResult, max_rows: int | None
-) -> tuple[tuple[str, ...], list[dict[str, Any]], dict[str, int], bool]:
+    result: neo4j.AsyncResult, max_rows: int | None, max_bytes: int | None = None
+) -> tuple[tuple[str, ...], list[dict[str, Any]], dict[str, int], bool, bool]:
     keys = tuple(result.keys())
     records: list[dict[str, Any]] = []
-    truncated = False
+    truncated = bytes_cut = False
+    total = 0
     async for record in result:
         if max_rows is not None and len(records) >= max_rows:
             truncated = True
             break
-        records.append(dict(zip(keys, record.values(), strict=True)))
+        values = record.values()
+        if max_bytes is not None:
+            total += sum(value_bytes(value) for value in values)
+            if total > max_bytes:
+                truncated = bytes_cut = True
+                break
+        records.append(dict(zip(keys, values, strict=True)))
+    # The rest is discarded on the server, never streamed.
     summary = await result.consume()
     counters = summary.counters
     changed = {name: value for name in _COUNTERS if (value := getattr(counters, name, 0))}
-    return keys, records, changed, truncated
+    return keys, records, changed, truncated, bytes_cut
 
 
 class StoreTransaction:
@@ -201,16 +229,21 @@ class StoreTransaction:
         *,
         name: str = "statement",
         max_rows: int | None = None,
+        max_bytes: int | None = None,
     ) -> Result:
+        """The statement's records: at most ``max_rows``, and, with ``max_bytes``, records only
+        while their total (:func:`value_bytes`) stays within it; ``truncated`` and
+        ``bytes_cut`` say which stopped the read. A record arrives whole: ``max_bytes``
+        stops the read after the record that passes it, which is not kept."""
         began = time.perf_counter()
         try:
             result = await self._tx.run(cypher, dict(parameters or {}))
-            keys, records, counters, truncated = await _consume(result, max_rows)
+            keys, records, counters, truncated, bytes_cut = await _consume(result, max_rows, max_bytes)
         except BaseException as error:
             self._store._emit(name, self.mode, began, 0, {}, type(error).__name__)
             raise
         self._store._emit(name, self.mode, began, len(records), counters, None)
-        return Result(keys, records, counters, truncated)
+        return Result(keys, records, counters, truncated, bytes_cut)
 
     async def explain(self, cypher: str, parameters: Mapping[str, Any] | None = None, *, name: str = "explain") -> Plan:
         """The server's plan of ``cypher`` (sent as ``EXPLAIN`` + ``cypher``), which is not run."""
@@ -313,11 +346,13 @@ class Store:
 
     # ------------------------------------------------------------ sessions
 
-    def _session(self, mode: AccessMode) -> neo4j.AsyncSession:
+    def _session(self, mode: AccessMode, fetch_size: int | None = None) -> neo4j.AsyncSession:
+        extra: dict[str, Any] = {} if fetch_size is None else {"fetch_size": fetch_size}
         return self.driver.session(
             database=self.database,
             default_access_mode=neo4j.READ_ACCESS if mode is AccessMode.READ else neo4j.WRITE_ACCESS,
             bookmark_manager=self._bookmarks,
+            **extra,
         )
 
     # ------------------------------------------------------------ reads
@@ -354,7 +389,7 @@ class Store:
             try:
                 async with self._session(AccessMode.READ) as session:
                     result = await session.run(query, dict(parameters or {}))
-                    keys, records, counters, truncated = await _consume(result, max_rows)
+                    keys, records, counters, truncated, _ = await _consume(result, max_rows)
             except (Neo4jError, DriverError) as error:
                 self._emit(name, AccessMode.READ, began, 0, {}, type(error).__name__)
                 if not error.is_retryable() or attempt + 1 == DEFAULT_READ_ATTEMPTS:
@@ -374,9 +409,14 @@ class Store:
         *,
         timeout: float | None = None,  # noqa: ASYNC109 (the server's transaction timeout)
         retry: bool = True,
+        fetch_size: int | None = None,
     ) -> T:
-        """Several read statements in one READ transaction (a consistent view)."""
-        async with self._session(AccessMode.READ) as session:
+        """Several read statements in one READ transaction (a consistent view).
+
+        ``fetch_size``: records the server sends per batch (the driver's default, 1,000,
+        unless given); the server computes no more of a statement's records ahead of the
+        reader than that."""
+        async with self._session(AccessMode.READ, fetch_size) as session:
             if not retry:
                 async with await session.begin_transaction(timeout=timeout) as tx:
                     return await work(StoreTransaction(self, tx, AccessMode.READ))
@@ -429,7 +469,7 @@ class Store:
         async with self._session(AccessMode.WRITE) as session:
             try:
                 result = await session.run(cypher, dict(parameters or {}))
-                keys, records, counters, truncated = await _consume(result, None)
+                keys, records, counters, truncated, _ = await _consume(result, None)
             except BaseException as error:
                 self._emit(name, AccessMode.WRITE, began, 0, {}, type(error).__name__)
                 raise

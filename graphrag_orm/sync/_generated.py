@@ -137,7 +137,8 @@ class SyncRetriever:
         Raises ``QuestionRefused`` (``empty-question``, ``question-too-long``,
         ``invalid-question``, ``route-not-available`` for the graph route without an
         ontology) before any read, ``ScopeError`` when a Cypher scope is refused (the
-        sandbox's ``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``)
+        sandbox's codes: ``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``,
+        ``query-timeout``, ``too-deep``, ``regex-not-allowed``, ``range-too-large``, ``vector-not-readable``)
         or is not a scope (``invalid-scope``), ``EmbeddingRejected`` for an invalid query
         vector, and ``RetrievalFailed`` when a read, a route or the fusion fails
         (``retrieval-failed``) or the sandbox refuses the expansion (its code), or, before

@@ -12,8 +12,9 @@ For each question, in order:
    gate (with ``max_query_chars``), EXPLAIN's checks, then a read transaction with
    ``timeout_seconds``, at most ``max_rows`` rows read, values made plain and bounded.
    A :class:`~graphrag_orm.errors.QueryRefused` becomes the refusal of the same code
-   (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``) with its
-   one-line message.
+   (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``,
+   ``query-timeout``, ``too-deep``, ``regex-not-allowed``, ``range-too-large``,
+   ``vector-not-readable``) with its one-line message.
 
 Refusals are answers (:class:`GraphAnswer` with ``refusal`` set), not exceptions; an
 exception from the chat client (network, rate limit) propagates, with no answer. Nothing
@@ -34,7 +35,7 @@ from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.question import check_question
 from graphrag_orm.store import Store
 from graphrag_orm.store.gate import CypherGate
-from graphrag_orm.store.sandbox import CypherSandbox, SandboxResult
+from graphrag_orm.store.sandbox import CypherSandbox, SandboxResult, vector_property_names
 from graphrag_orm.text2cypher.options import Text2CypherOptions
 from graphrag_orm.text2cypher.prompt import graph_request, parse_graph_reply
 from graphrag_orm.text2cypher.schema_text import schema_text
@@ -81,7 +82,8 @@ class GraphQuestions:
         self.schema = schema_text(model, ontology)
         self._sandbox = CypherSandbox(
             gate=gate or CypherGate(max_chars=self.options.max_query_chars),
-            left_out=frozenset({model.layout.chunk_embedding_property}),
+            # The layout's vector property, the default staging one; every vector index's at each run.
+            left_out=vector_property_names(model.layout),
         )
 
     async def ask(self, question: str) -> GraphAnswer:
@@ -141,6 +143,8 @@ class GraphQuestions:
             reached.append(Limit(name=LimitName.GRAPH_QUERY_LIST_ITEMS, value=options.max_list_items))
         if result.texts_cut:
             reached.append(Limit(name=LimitName.GRAPH_QUERY_TEXT, value=options.max_text_chars))
+        if result.bytes_cut:
+            reached.append(Limit(name=LimitName.GRAPH_QUERY_BYTES, value=options.sandbox_limits().max_bytes))
         return tuple(reached)
 
 

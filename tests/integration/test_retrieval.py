@@ -151,12 +151,17 @@ async def test_a_cypher_expansion_runs_read_only_and_is_bounded(
 ) -> None:
     options = Retrievers.hybrid_cypher(
         "UNWIND $chunkIds AS id MATCH (c:Chunk {id: id})-[:IN_DOCUMENT]->(d:Document) "
-        "RETURN id AS chunkId, d.publisher AS publisher, c.embedding AS embedding"
+        "RETURN id AS chunkId, d.publisher AS publisher, c AS chunk"
     ).model_copy(update={"max_items": 2})
     evidence = await retriever.retrieve("caliper", options)
     expansions = [c for c in evidence.context if c.reason == "cypher-expansion"]
     assert len(expansions) == 2
-    assert "Safety Office" in expansions[0].text and "vector left out" in expansions[0].text
+    assert "Safety Office" in expansions[0].text and '"embedding"' not in expansions[0].text
+
+    vector = Retrievers.hybrid_cypher("UNWIND $chunkIds AS id MATCH (c:Chunk {id: id}) RETURN c.embedding AS e")
+    with pytest.raises(RetrievalFailed) as unreadable:
+        await retriever.retrieve("caliper", vector)
+    assert unreadable.value.code == "vector-not-readable"
 
     writing = Retrievers.vector_cypher("CREATE (:Intruder) RETURN 1 AS one")
     with pytest.raises(RetrievalFailed):

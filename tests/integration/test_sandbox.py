@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from neo4j.exceptions import ClientError
+from neo4j.exceptions import ClientError, Neo4jError
 
 from graphrag_orm.errors import QueryRefused
 from graphrag_orm.localdb import LocalDbSettings, _write_config
@@ -159,10 +159,16 @@ async def test_a_query_the_server_cannot_plan_is_an_invalid_query(store: Store, 
 
 async def test_a_failure_while_it_runs_is_query_failed(store: Store, graph: None) -> None:
     assert (await refusal(store, "RETURN 1 / $zero AS x", zero=0)).code == "query-failed"
+
+
+async def test_the_servers_transaction_timeout_is_query_timeout(store: Store, graph: None) -> None:
+    # Streamed row by row (UNWIND is exempt from the range bound): the server's timeout holds between rows.
     slow = "UNWIND range(1, 1000000000) AS i WITH i WHERE i < 0 RETURN count(i) AS n"
     with pytest.raises(QueryRefused) as refused:
         await SANDBOX.run(store, slow, limits=SandboxLimits(timeout_seconds=0.5))
-    assert refused.value.code == "query-failed"
+    assert refused.value.code == "query-timeout"
+    cause = refused.value.__cause__
+    assert isinstance(cause, Neo4jError) and cause.code is not None and "TransactionTimedOut" in cause.code
 
 
 async def test_rows_lists_and_strings_are_bounded_and_the_cuts_reported(store: Store, graph: None) -> None:
@@ -202,3 +208,17 @@ def test_the_local_server_config_refuses_file_urls_and_imports_from_an_empty_fol
     assert "dbms.security.allow_csv_import_from_file_urls=false" in conf
     assert f"server.directories.import={settings.home / 'import'}" in conf
     assert (settings.home / "import").is_dir() and not any((settings.home / "import").iterdir())
+
+
+def test_the_local_server_config_bounds_transaction_memory_below_its_heap(tmp_path: Path) -> None:
+    settings = LocalDbSettings(tools_dir=tmp_path, home=tmp_path / "home", port=7999)
+    conf = dict(
+        line.split("=", 1) for line in (_write_config(settings) / "neo4j.conf").read_text().splitlines() if "=" in line
+    )
+    mebibytes = {"m": 1, "g": 1024}
+
+    def size(text: str) -> int:
+        return int(text[:-1]) * mebibytes[text[-1]]
+
+    per_transaction, total = size(conf["db.memory.transaction.max"]), size(conf["dbms.memory.transaction.total.max"])
+    assert settings.heap == "1g" and per_transaction <= total < size(settings.heap)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pytest
 
 from graphrag_orm.chat import ScriptedChat
-from graphrag_orm.codes import LimitName
+from graphrag_orm.codes import GraphRefusal, LimitName
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.ingestion import IngestionService
@@ -23,6 +23,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.sources import Sources
 from graphrag_orm.store import Store
+from graphrag_orm.store.sandbox import CypherSandbox, SandboxResult
 from graphrag_orm.text2cypher import GraphAnswer, GraphQuestions, Text2CypherOptions
 from graphrag_orm.values import Limit
 
@@ -72,25 +73,46 @@ async def test_match_chunk_return_chunk_never_returns_a_vector(store: Store, chu
     assert numeric_lists_longer_than_32(list(answer.rows)) == []
 
 
-@pytest.mark.parametrize(
-    "cypher",
-    [
-        "MATCH (c:Chunk) RETURN c.embedding AS vector",
-        "MATCH (c:Chunk) RETURN c {.*} AS chunk",
-        "MATCH (c:Chunk) RETURN collect(c.embedding) AS vectors",
-        "MATCH (c:Chunk) RETURN {outer: [{inner: c.embedding}]} AS nested",
-        "MATCH p = (:Chunk)-[:IN_DOCUMENT]->(:Document) RETURN p",
-        "MATCH (c:Chunk) RETURN properties(c) AS map",
-    ],
-)
-async def test_an_embedding_is_left_out_wherever_the_query_puts_it(store: Store, chunks: None, cypher: str) -> None:
-    answer = await rows_of(store, cypher)
-    assert answer.rows and numeric_lists_longer_than_32(list(answer.rows)) == []
+NAMING_THE_VECTOR = [
+    "MATCH (c:Chunk) RETURN c.embedding AS vector",
+    "MATCH (c:Chunk) RETURN c {.*} AS chunk",
+    "MATCH (c:Chunk) RETURN collect(c.embedding) AS vectors",
+    "MATCH (c:Chunk) RETURN {outer: [{inner: c.embedding}]} AS nested",
+    "MATCH (c:Chunk) RETURN properties(c) AS map",
+]
 
 
-async def test_a_returned_vector_is_marked_as_left_out(store: Store, chunks: None) -> None:
-    answer = await rows_of(store, "MATCH (c:Chunk) RETURN c.embedding AS vector, c {.*} AS chunk LIMIT 1")
-    (row,) = answer.rows
+class _UncheckedSandbox(CypherSandbox):
+    """The sandbox without its vector-name checks: the output filter, the second layer, alone."""
+
+    def check(self, cypher: str, parameters: Mapping[str, Any] | None = None) -> None:
+        self.gate.check(cypher)
+
+
+async def unchecked_rows(store: Store, cypher: str) -> SandboxResult:
+    return await _UncheckedSandbox(vector_indexes=False).run(store, cypher)
+
+
+@pytest.mark.parametrize("cypher", NAMING_THE_VECTOR)
+async def test_a_query_reading_the_embedding_is_refused_as_vector_not_readable(
+    store: Store, chunks: None, cypher: str
+) -> None:
+    chat = ScriptedChat(lambda request: json.dumps({"cypher": cypher}))
+    answer = await GraphQuestions(store, MODEL, chat).ask("What does the graph hold?")
+    assert answer.refusal == GraphRefusal.VECTOR_NOT_READABLE and not answer.rows
+
+
+@pytest.mark.parametrize("cypher", [*NAMING_THE_VECTOR, "MATCH p = (:Chunk)-[:IN_DOCUMENT]->(:Document) RETURN p"])
+async def test_behind_the_gate_an_embedding_is_left_out_wherever_the_query_puts_it(
+    store: Store, chunks: None, cypher: str
+) -> None:
+    result = await unchecked_rows(store, cypher)
+    assert result.rows and numeric_lists_longer_than_32(list(result.rows)) == []
+
+
+async def test_behind_the_gate_a_returned_vector_is_marked_as_left_out(store: Store, chunks: None) -> None:
+    result = await unchecked_rows(store, "MATCH (c:Chunk) RETURN c.embedding AS vector, c {.*} AS chunk LIMIT 1")
+    (row,) = result.rows
     assert row["vector"] == VECTOR_LEFT_OUT and row["chunk"]["embedding"] == VECTOR_LEFT_OUT
 
 
