@@ -153,8 +153,6 @@ def explain_not_found(item: EvidenceItem, quote: str) -> str:
     return f"fragment {placement.failed + 1} not found after fragment {placement.failed}"
 
 
-# --- the quote -------------------------------------------------------------------
-
 _MARKS: Final = frozenset(CitationRules.EMPHASIS_MARKS)
 
 # Each forgiven class compared as its ASCII member; identities are left out.
@@ -210,18 +208,12 @@ def _plan(quote: str) -> _Plan:
     return _Plan(inner)
 
 
-# --- the text --------------------------------------------------------------------
-
-
 # The whitespace runs are normalised by the text locator's own code
 # (:func:`graphrag_orm.placement.normalise_runs`), with the emphasis marks as marks,
 # after the forgiven classes are mapped (one character for one, so offsets do not move).
 @lru_cache(maxsize=256)
 def _normalise_text(text: str) -> Normalised:
     return normalise_runs(_map_classes(text), CitationRules.EMPHASIS_MARKS)
-
-
-# --- placing and widening --------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,26 +102,25 @@ class LimitName(StrEnum):
     #: Chunks longer than the embedder reads (its ``max_input_tokens``): the rest of each was not embedded.
     EMBEDDER_WINDOW = "EmbedderWindow"
     MAX_LISTED = "MaxListed"
-    # --- text2cypher (issue 14): rows, list items and text a graph answer cut
+    # text2cypher: rows, list items and text a graph answer cut
     GRAPH_QUERY_ROWS = "GraphQueryRows"
     GRAPH_QUERY_LIST_ITEMS = "GraphQueryListItems"
     GRAPH_QUERY_TEXT = "GraphQueryText"
     #: The sandbox's byte bound (``SandboxLimits.max_bytes``) stopped reading a graph answer's rows.
     GRAPH_QUERY_BYTES = "GraphQueryBytes"
-    # --- resolution (issue 14): things read per class, suggestions returned
+    # resolution: things read per class, suggestions returned
     MAX_THINGS = "MaxThings"
     MAX_SUGGESTIONS = "MaxSuggestions"
-    # --- evaluation (issue 16)
+    # evaluation
     #: Cases past the evaluator's ``max_cases`` were not run.
     MAX_CASES = "MaxCases"
-    # --- model modes (issue 16)
+    # model modes
     #: Record mode's call budget (GRAPHRAG_MAX_CALLS): the call over it was not sent.
     MAX_CALLS = "MaxCalls"
-    # --- scale (issue 17)
+    # scale
     #: Documents another run still held when ``wait_for_leases_seconds`` was spent.
     LEASE_WAIT = "LeaseWait"
-    # --- adoption (issue 15)
-    # --- reembedding (issue 15)
+    # reembedding
     #: A re-embedding call stopped after its ``max_pages``; the next call resumes where it stopped.
     MAX_PAGES = "MaxPages"
 
@@ -225,8 +224,7 @@ class ErrorCode(StrEnum):
     # looking documents up by id, prefix, source URI or path
     DOCUMENT_NOT_FOUND = "document-not-found"
     AMBIGUOUS_ID = "ambiguous-id"
-    # --- text2cypher (issue 14)
-    # --- resolution (issue 14)
+    # resolution
     #: A merge plan with blockers was not applied; a merge failed (its transaction wrote nothing).
     MERGE_BLOCKED = "merge-blocked"
     MERGE_FAILED = "merge-failed"
@@ -240,12 +238,12 @@ class ErrorCode(StrEnum):
     ALREADY_UNDONE = "already-undone"
     WRITTEN_SINCE = "written-since"
     ONTOLOGY_CHANGED = "ontology-changed"
-    # --- evaluation (issue 16)
+    # evaluation
     #: A cases file (JSONL) that cannot be read as evaluation cases; the message names the line.
     INVALID_CASES = "invalid-cases"
     #: A file that is not an evaluation report (``graphrag-orm eval --compare``).
     INVALID_REPORT = "invalid-report"
-    # --- model modes (issue 16)
+    # model modes
     #: GRAPHRAG_MODEL_MODE or GRAPHRAG_PROVIDER is not one of the allowed values (the message lists them).
     UNKNOWN_MODEL_MODE = "unknown-model-mode"
     UNKNOWN_PROVIDER = "unknown-provider"
@@ -255,7 +253,7 @@ class ErrorCode(StrEnum):
     CALL_BUDGET_EXCEEDED = "call-budget-exceeded"
     #: A sample's ``--fetch`` could not download its text (offline, or the site refused): nothing was ingested.
     FETCH_FAILED = "fetch-failed"
-    # --- adoption (issue 15)
+    # adoption
     #: An adoption plan with blockers was not applied (``AdoptionPreview.blockers`` says which); nothing was written.
     ADOPTION_BLOCKED = "adoption-blocked"
     #: Blockers of an adoption (``AdoptionBlocker.code``), besides ``embedding-dimensions`` and the schema's
@@ -268,7 +266,7 @@ class ErrorCode(StrEnum):
     DUPLICATE_PATH = "duplicate-path"
     OWNED_BY_RUN = "owned-by-run"
     PROPERTY_TAKEN = "property-taken"
-    # --- reembedding (issue 15)
+    # reembedding
     #: A re-embedding plan from an embedding set to the same set.
     SAME_EMBEDDING_SET = "same-embedding-set"
     #: The staging property is one the chunk already stores (its live vector, its text, ...).

@@ -277,11 +277,6 @@ class RecordingRefused(GraphRagError):
     (``secret-in-recording``). The message names the variable, never its value."""
 
 
-# --- text2cypher (issue 14)
-
-# --- resolution (issue 14)
-
-
 class MergeError(GraphRagError):
     """A merge plan not applied (``merge-blocked``: it has blockers, nothing was written) or a
     merge that failed (``merge-failed``: its transaction wrote nothing; the cause is chained).
@@ -302,14 +297,11 @@ class UndoRefused(GraphRagError):
     again) or ``ontology-changed`` (the run was recorded under another ontology)."""
 
 
-# --- evaluation (issue 16)
+# evaluation
 class EvaluationError(GraphRagError):
     """Evaluation input that cannot be used: a cases file (``invalid-cases``, naming the line, never
     its text), a report to compare with (``invalid-report``), or the HTML report without its
     extra (``missing-extra``, naming the pip install)."""
-
-
-# --- model modes (issue 16)
 
 
 class ModelModeError(ConfigurationError):
@@ -325,15 +317,9 @@ class FetchFailed(GraphRagError):
     """A sample asked to download its text could not (``fetch-failed``); the message names the site, not the error text."""
 
 
-# --- adoption (issue 15)
-
-
 class AdoptionError(GraphRagError):
     """An adoption not done, the graph unchanged: ``adoption-blocked`` (the plan has blockers; its preview
     names them) or ``run-not-found`` (an undo of an id that names no adoption run)."""
-
-
-# --- reembedding (issue 15)
 
 
 class ReembeddingError(GraphRagError):

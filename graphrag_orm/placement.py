@@ -213,8 +213,6 @@ class Placement(Value):
         return [(c.start_byte, c.end_byte) for c in self.chunks if c.start_byte is not None and c.end_byte is not None]
 
 
-# --- whitespace normalisation (shared with quote location) -------------------------
-
 #: Every ``str.isspace`` character but the space itself.
 WHITESPACE_SEEDS: Final = (
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
@@ -292,8 +290,6 @@ def normalise_runs(text: str, marks: str = "") -> Normalised:
     # Kept piece k is part 2k; it starts where part 2k - 1, a run, ends.
     return Normalised("".join(parts), (0, *norm_ends[1::2]), (0, *orig_ends[1::2]))
 
-
-# --- placing -------------------------------------------------------------------------
 
 # A Markdown heading line at the start of a chunk, with the blank lines after it.
 _HEADING_LINE: Final = re.compile(r" {0,3}#{1,6}(?=[ \t\r\n]|\Z)[^\r\n]*(?:\r\n|\n|\r|\Z)[ \t\r\n]*")

@@ -89,14 +89,13 @@ ALLOWED_ATTRIBUTES = frozenset(
         "graphrag.elapsed_ms",
         #: An agent tool's name: one of the four tools, or "unknown" (never the name an agent sent).
         "graphrag.tool",
-        # --- text2cypher (issue 14)
+        # text2cypher
         "graphrag.rows",
-        # --- resolution (issue 14)
+        # resolution
         "graphrag.merges",
-        # --- evaluation (issue 16)
+        # evaluation
         "graphrag.cases",
-        # --- adoption (issue 15)
-        # --- reembedding (issue 15)
+        # reembedding
         "graphrag.pages",
         #: backfill, complete or cleanup.
         "graphrag.phase",

@@ -1,4 +1,4 @@
-"""Adopt a graph neo4j-graphrag wrote: documents and chunks keyed, placed and undone exactly (issue 15).
+"""Adopt a graph neo4j-graphrag wrote: documents and chunks keyed, placed and undone exactly.
 
 neo4j-graphrag stores ``(:Chunk {text, index, embedding})-[:FROM_DOCUMENT]->(:Document {path})``
 and ``NEXT_CHUNK``, with no keys, byte spans or runs. An adoption adds them, so the

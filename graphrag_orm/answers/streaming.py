@@ -83,8 +83,6 @@ class AnswerTextDecoder:
             index = self._string(piece, index, out) if self._in_string else self._structure(piece, index)
         return "".join(out)
 
-    # ------------------------------------------------------------ structure
-
     def _fail(self) -> None:
         self._failed = True
 
@@ -163,8 +161,6 @@ class AnswerTextDecoder:
     def _close(self) -> None:
         self._stack.pop()
         self._done = True
-
-    # --------------------------------------------------------------- strings
 
     def _start_string(self, role: _Role) -> None:
         self._in_string = True

@@ -137,8 +137,6 @@ class ExtractiveChat:
         await asyncio.sleep(0)
         yield ChatChunk(reply=reply)
 
-    # ------------------------------------------------------------ replies
-
     def _reply_text(self, request: ChatRequest) -> str:
         prompt = next((m.content for m in reversed(request.messages) if m.role == "user"), "")
         try:

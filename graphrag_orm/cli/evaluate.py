@@ -1,4 +1,4 @@
-"""``graphrag-orm eval cases.jsonl [--json] [--html FILE] [--compare OTHER.json] [--k 10]`` (issue 16).
+"""``graphrag-orm eval cases.jsonl [--json] [--html FILE] [--compare OTHER.json] [--k 10]``.
 
 Runs the cases against the graph the environment names (``graphrag_from_env``: offline
 stand-ins unless a model is named), with rich progress on stderr, then prints the

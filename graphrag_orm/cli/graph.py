@@ -1,4 +1,4 @@
-"""``graphrag-orm graph ask "question" [--json]``: a graph question answered by a sandboxed query (issue 14).
+"""``graphrag-orm graph ask "question" [--json]``: a graph question answered by a sandboxed query.
 
 The model the environment names (``GRAPHRAG_MODEL_MODE`` live, replay or record, see
 :mod:`graphrag_orm.environment`) writes one read-only query; the sandbox gates and runs it; the query and its rows are printed as a

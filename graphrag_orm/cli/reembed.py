@@ -1,4 +1,4 @@
-"""``graphrag-orm reembed plan | backfill | complete | cleanup``: re-embedding as a reviewed plan (issue 15).
+"""``graphrag-orm reembed plan | backfill | complete | cleanup``: re-embedding as a reviewed plan.
 
 The sets: ``--from-*`` is the set the graph holds now (default: the environment's,
 GRAPHRAG_EMBEDDING_MODEL and GRAPHRAG_EMBEDDING_DIMENSIONS, else the offline set);

@@ -1,4 +1,4 @@
-"""``graphrag-orm resolve suggest | apply FILE | undo RUN``: entity resolution with exact undo (issue 14).
+"""``graphrag-orm resolve suggest | apply FILE | undo RUN``: entity resolution with exact undo.
 
 ``suggest`` prints the things of one class that are probably one (``--json``: the
 suggestions as JSON; ``--out FILE``: the suggestions file a person edits, deleting the

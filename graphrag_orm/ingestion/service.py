@@ -187,8 +187,6 @@ class IngestionService:
         extra = (extractor.fingerprint,) if extractor is not None else ()
         self.fingerprint = settings_fingerprint(self.chunker, embedding_set, *extra)
 
-    # ----------------------------------------------------------------- ingest
-
     async def ingest(
         self, sources: Iterable[Source], *, progress: Callable[[DocumentOutcome], None] | None = None
     ) -> IngestionReceipt:
@@ -682,8 +680,6 @@ class IngestionService:
         except (Neo4jError, DriverError, OSError, RuntimeError, TimeoutError):
             return False
         return cancelled
-
-    # ---------------------------------------------------------------- preview
 
     async def preview(self, sources: Iterable[Source]) -> IngestionPreview:
         """What ``ingest`` would do: load, check unchanged (a read), chunk, count calls and tokens.

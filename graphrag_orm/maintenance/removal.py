@@ -221,8 +221,6 @@ class BatchRemover:
         self.allowed_types = (*names.structural_types, *knowledge_types)
         self.statements = RemovalStatements.render(names, knowledge_types)
 
-    # ------------------------------------------------------------------ documents
-
     async def remove(
         self,
         documents: Sequence[DocumentSize],
@@ -369,8 +367,6 @@ class BatchRemover:
                     still.append(kind)
             pending = still
         return done
-
-    # ------------------------------------------------------------------ leases and runs
 
     async def expired_lease_stamps(self) -> dict[str, dict[str | None, int]]:
         """Run stamps of every expired lease (a read)."""

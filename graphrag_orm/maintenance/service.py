@@ -101,8 +101,6 @@ class MaintenanceService:
             store, model, embedding_set, self.expected_schema, knowledge=knowledge, stale_runs=self._stale
         )
 
-    # ----------------------------------------------------------------- ingest
-
     async def reingest_changed(self, sources: Iterable[Source]) -> IngestionReceipt:
         """Ingest ``sources`` again: documents whose content and settings are unchanged are skipped.
 
@@ -116,8 +114,6 @@ class MaintenanceService:
                 ErrorCode.INVALID_OPTION, "MaintenanceService needs an IngestionService (ingestion=...) to re-ingest"
             )
         return await self.ingestion.ingest(sources)
-
-    # ----------------------------------------------------------------- removal
 
     async def remove_source(self, document_id: str) -> RemovalReport:
         """Remove one document whole: its sections, chunks, links, expired lease, and (with the
@@ -200,8 +196,6 @@ class MaintenanceService:
         """How many documents, sections and chunks ``reset(scope)`` would remove; reads only."""
         return await self._scope.preview(scope or ResetScope())
 
-    # ----------------------------------------------------------------- runs
-
     async def fail_stale_runs(self) -> StaleRunsReport:
         """Mark stale runs Failed, with a reason: ``Running``, no live lease, no progress for
         longer than the stale time (see :mod:`graphrag_orm.maintenance.stale_runs`).
@@ -221,13 +215,9 @@ class MaintenanceService:
             elapsed_seconds=round(time.monotonic() - began, 3),
         )
 
-    # ----------------------------------------------------------------- health
-
     async def check(self) -> HealthReport:
         """The health report (see :mod:`graphrag_orm.maintenance.health`); reads only."""
         return await self._health.check()
-
-    # ----------------------------------------------------------------- internals
 
     async def _remove(self, documents: Sequence[DocumentSize], totals: RemovalTotals) -> None:
         await self._remover.remove(

@@ -158,8 +158,6 @@ class Ontology:
                 raise ConfigurationError(ErrorCode.INVALID_ONTOLOGY, f"fact payload name {name!r} is repeated")
             seen.add(name)
 
-    # ------------------------------------------------------------- building
-
     @classmethod
     def custom(
         cls,
@@ -193,8 +191,6 @@ class Ontology:
                     ErrorCode.INVALID_ONTOLOGY, "a fact type named FROM_CHUNK collides with the mention type"
                 )
         return replace(self, extra_labels=NEO4J_GRAPHRAG_LABELS, mention_type="FROM_CHUNK")
-
-    # ------------------------------------------------------------- reading
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -283,8 +279,6 @@ class Ontology:
     def fingerprint(self) -> str:
         body = json.dumps(self.describe(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(body.encode("utf-8")).hexdigest()
-
-    # --------------------------------------------------------------- schema
 
     def names_index_name(self, layout: Layout) -> str:
         return f"{layout.schema_prefix}_entity_names"

@@ -1,4 +1,4 @@
-"""Re-embedding as a reviewed plan: a staged index, a resumable backfill, a cut-over, a cleanup (issue 15).
+"""Re-embedding as a reviewed plan: a staged index, a resumable backfill, a cut-over, a cleanup.
 
 A vector index covers one label and property, so the new embedding set's vectors go to a
 second chunk property (the *staging* property) under their own index, and the

@@ -81,8 +81,6 @@ class ReembeddingPlan:
             f"ReembeddingPlan({self.from_set.id} -> {self.to_set.id}, {self.live_property} -> {self.staging_property})"
         )
 
-    # ------------------------------------------------------------ steps
-
     def prepare_steps(self) -> list[MigrationStep]:
         """The new set's vector index on the staging property: one creation step (reads nothing)."""
         return [CreateStep(definition=self.new_index)]
@@ -90,8 +88,6 @@ class ReembeddingPlan:
     def cleanup_steps(self) -> list[MigrationStep]:
         """The old set's vector index dropped: one step (reads nothing); its inverse recreates it."""
         return [DropStep(definition=self.old_index)]
-
-    # ------------------------------------------------------------ reads
 
     async def preview(self) -> ReembeddingPreview:
         """The steps, the stage and the counts (chunks backfilled, to do, completed, old vectors); reads only."""
@@ -120,8 +116,6 @@ class ReembeddingPlan:
             cleanup_cypher=tuple(step.cypher() for step in self.cleanup_steps()),
             **counts,
         )
-
-    # ------------------------------------------------------------ writes
 
     async def backfill(
         self,

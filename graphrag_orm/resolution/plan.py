@@ -64,8 +64,6 @@ class MergePlan:
         self.merger = merger
         self.merges: tuple[Suggestion, ...] = tuple(accepted)
 
-    # ------------------------------------------------------------ preview
-
     async def preview(self) -> MergePreview:
         """Counts and blockers; reads only."""
         blockers = self._plan_blockers()
@@ -140,8 +138,6 @@ class MergePlan:
             self_facts_dropped=len(moves.dropped),
             aliases_added=added if row["mergedFound"] else 0,
         )
-
-    # ------------------------------------------------------------ apply
 
     async def apply(self, progress: Progress | None = None) -> tuple[str, ...]:
         """Apply every merge, each in its own transaction; the run ids in plan order."""

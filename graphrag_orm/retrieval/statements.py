@@ -87,8 +87,6 @@ class RetrievalStatements:
     def of(cls, model: LexicalModel, vector_index: str, fulltext_index: str, similarity: str) -> RetrievalStatements:
         return cls(model.names, vector_index, fulltext_index, similarity)
 
-    # ------------------------------------------------------------ pieces
-
     def _chunk(self, var: str) -> str:
         ch = self.names.chunk
         # grounding: absent (Source) on ingested chunks, "Chunk" on adopted ones no source placed.
@@ -124,8 +122,6 @@ class RetrievalStatements:
             f"CALL () {{ {search}{where}WITH c.{self.names.chunk.key} AS id, score ORDER BY score DESC, id{limit} "
             f"RETURN collect({{id: id, score: score}}) AS {column} }} "
         )
-
-    # ------------------------------------------------------------ route subqueries
 
     @functools.cached_property
     def _vector_search(self) -> str:
@@ -186,8 +182,6 @@ class RetrievalStatements:
     def full_text_over_fetch(self) -> str:
         """The index's ``$fullTextFetch`` best, filtered to the scope, best ``$k`` kept."""
         return self._route(self._full_text_search, "fullText", filtered=True, limited=True)
-
-    # ------------------------------------------------------------ the retrieval's statements
 
     def _rendered_once(self, key: tuple[object, ...], render: Callable[[], str]) -> str:
         text = self._rendered.get(key)
@@ -252,8 +246,6 @@ class RetrievalStatements:
         return self._rendered_once(
             ("fuse", hops), lambda: f"WITH $hits AS hits {FUSE}{self._projection(hops)}RETURN total, items"
         )
-
-    # ------------------------------------------------------------ scope
 
     @functools.cached_property
     def existing_documents(self) -> str:

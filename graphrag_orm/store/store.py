@@ -288,8 +288,6 @@ class Store:
         #: A :class:`Queries` whose every statement is a read of its own.
         self.reader: Queries = _Reader(self)
 
-    # ------------------------------------------------------------ binding
-
     @property
     def connected(self) -> bool:
         return self._driver is not None
@@ -320,8 +318,6 @@ class Store:
     def unbind(self) -> None:
         self._driver = None
 
-    # ------------------------------------------------------------ hooks
-
     def add_hook(self, hook: StatementHook) -> Callable[[], None]:
         """Call ``hook`` after every statement; returns a function that removes it."""
         self._hooks.append(hook)
@@ -344,8 +340,6 @@ class Store:
             except Exception:  # a hook never breaks the statement it observes
                 _log.exception("statement hook %r failed", hook)
 
-    # ------------------------------------------------------------ sessions
-
     def _session(self, mode: AccessMode, fetch_size: int | None = None) -> neo4j.AsyncSession:
         extra: dict[str, Any] = {} if fetch_size is None else {"fetch_size": fetch_size}
         return self.driver.session(
@@ -354,8 +348,6 @@ class Store:
             bookmark_manager=self._bookmarks,
             **extra,
         )
-
-    # ------------------------------------------------------------ reads
 
     async def read(
         self,
@@ -426,8 +418,6 @@ class Store:
 
             function = neo4j.unit_of_work(timeout=timeout)(managed) if timeout is not None else managed
             return await session.execute_read(function)
-
-    # ------------------------------------------------------------ writes
 
     async def write(
         self,

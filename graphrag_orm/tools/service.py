@@ -181,8 +181,6 @@ class GraphRagTools:
             ToolName.RELATED_FACTS: self._related_facts,
         }
 
-    # ------------------------------------------------------------------ the face
-
     @property
     def names(self) -> tuple[str, ...]:
         """The offered tools' names, in the order of :meth:`definitions`."""
@@ -254,8 +252,6 @@ class GraphRagTools:
         call = self._call(tool.value, recorded, began, outcome.evidence, outcome.thing_ids, outcome.code)
         return ToolResult(tool=tool.value, value=outcome.value), call
 
-    # ------------------------------------------------------------------ the tools
-
     async def _answer(self, arguments: dict[str, Any]) -> _Outcome:
         answers = self.rag.answers
         assert answers is not None  # offered only with a chat client
@@ -321,8 +317,6 @@ class GraphRagTools:
         things = dict.fromkeys(end for fact in facts for end in (fact.source_id, fact.target_id))
         value = ToolFacts(thing_id=thing_id, found=True, facts=facts, limits_reached=found.limits_reached)
         return _Outcome(value, tuple(ToolEvidence(document_id=d) for d in stated), tuple(things))
-
-    # ------------------------------------------------------------------ helpers
 
     def _offered(self, name: object) -> ToolName | None:
         if not isinstance(name, str):
