@@ -15,7 +15,7 @@ from graphrag_orm.catalog.service import (
     MIN_PREFIX,
     CatalogService,
 )
-from graphrag_orm.catalog.values import ChunkSpan, DocumentDetail, DocumentList, DocumentSummary, RunList, RunSummary
+from graphrag_orm.catalog.values import CatalogChunk, DocumentDetail, DocumentList, DocumentSummary, RunList, RunSummary
 
 __all__ = [
     "DEFAULT_CHUNK_LIMIT",
@@ -23,8 +23,8 @@ __all__ = [
     "MAX_CHUNK_LIMIT",
     "MAX_LIST_LIMIT",
     "MIN_PREFIX",
+    "CatalogChunk",
     "CatalogService",
-    "ChunkSpan",
     "DocumentDetail",
     "DocumentList",
     "DocumentSummary",

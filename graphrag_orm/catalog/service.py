@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from graphrag_orm.catalog.statements import CatalogStatements
-from graphrag_orm.catalog.values import ChunkSpan, DocumentDetail, DocumentList, DocumentSummary, RunList, RunSummary
+from graphrag_orm.catalog.values import CatalogChunk, DocumentDetail, DocumentList, DocumentSummary, RunList, RunSummary
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import ConfigurationError, DocumentNotResolved
 from graphrag_orm.evidence import Grounding
@@ -131,7 +131,7 @@ class CatalogService:
             self.statements.chunks, {"id": found, "limit": chunk_limit}, name="catalog.chunks"
         )
         chunks = tuple(
-            ChunkSpan(
+            CatalogChunk(
                 id=span["id"],
                 order=int(span["order"]),
                 start_byte=int(span["startByte"]),

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from graphrag_orm.values import Limit, Value
 
-__all__ = ["ChunkSpan", "DocumentDetail", "DocumentList", "DocumentSummary", "RunList", "RunSummary"]
+__all__ = ["CatalogChunk", "DocumentDetail", "DocumentList", "DocumentSummary", "RunList", "RunSummary"]
 
 
 class DocumentSummary(Value):
@@ -60,7 +60,7 @@ class RunList(Value):
         return max(self.total - len(self.runs), 0)
 
 
-class ChunkSpan(Value):
+class CatalogChunk(Value):
     """Where one chunk lies in the document's UTF-8 bytes (end exclusive), and its section's title."""
 
     id: str
@@ -89,5 +89,5 @@ class DocumentDetail(Value):
     pages: int | None = None
     sections: int = 0
     chunk_count: int = 0
-    chunks: tuple[ChunkSpan, ...] = ()
+    chunks: tuple[CatalogChunk, ...] = ()
     limits_reached: tuple[Limit, ...] = ()

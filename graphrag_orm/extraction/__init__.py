@@ -2,9 +2,9 @@
 
 from graphrag_orm.errors import Unreadable
 from graphrag_orm.extraction.grounding import (
-    ChunkText,
     DocumentKnowledge,
     ExtractionCandidate,
+    ExtractionChunk,
     FactDraft,
     Grounder,
     QuoteDraft,
@@ -19,9 +19,9 @@ from graphrag_orm.extraction.writer import KnowledgeWriter
 
 __all__ = [
     "SCHEMA_NAME",
-    "ChunkText",
     "DocumentKnowledge",
     "ExtractionCandidate",
+    "ExtractionChunk",
     "ExtractionOptions",
     "ExtractionSummary",
     "Extractor",

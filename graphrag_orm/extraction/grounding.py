@@ -33,9 +33,9 @@ from graphrag_orm.extraction.summary import PrunedItem, PruneReason
 from graphrag_orm.ontology import Ontology, entity_id, normalize_name, placeholder_id
 
 __all__ = [
-    "ChunkText",
     "DocumentKnowledge",
     "ExtractionCandidate",
+    "ExtractionChunk",
     "FactDraft",
     "Grounder",
     "QuoteDraft",
@@ -48,7 +48,7 @@ _DETAIL_CHARS = 200
 
 
 @dataclass(frozen=True)
-class ChunkText:
+class ExtractionChunk:
     """A chunk as extraction sees it: its id, document, text and document offset."""
 
     chunk_id: str
@@ -148,7 +148,7 @@ class Grounder:
         self.options = options
         self.verifier = verifier
 
-    async def add_chunk(self, knowledge: DocumentKnowledge, chunk: ChunkText, raw: RawExtraction) -> None:
+    async def add_chunk(self, knowledge: DocumentKnowledge, chunk: ExtractionChunk, raw: RawExtraction) -> None:
         """Check ``raw`` against ``chunk`` and merge what is kept into ``knowledge``."""
         item = chunk.as_item()
         pruned = knowledge.pruned
@@ -200,7 +200,7 @@ class Grounder:
         knowledge.quotes.extend(quotes)
 
     def _entity(
-        self, candidate: EntityCandidate, chunk: ChunkText, item: EvidenceItem, pruned: list[PrunedItem]
+        self, candidate: EntityCandidate, chunk: ExtractionChunk, item: EvidenceItem, pruned: list[PrunedItem]
     ) -> ThingDraft | None:
         label = f"{candidate.kind} {_short(candidate.name)}".strip()
         if self.ontology.class_of(candidate.kind) is None:
@@ -264,7 +264,7 @@ class Grounder:
     async def _facts(
         self,
         candidates: Sequence[RelationshipCandidate],
-        chunk: ChunkText,
+        chunk: ExtractionChunk,
         names: _Names,
         knowledge: DocumentKnowledge,
     ) -> list[FactDraft]:
@@ -322,7 +322,7 @@ class Grounder:
     async def _quotes(
         self,
         candidates: Sequence[QuoteCandidate],
-        chunk: ChunkText,
+        chunk: ExtractionChunk,
         item: EvidenceItem,
         names: _Names,
         pruned: list[PrunedItem],

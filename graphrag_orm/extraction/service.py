@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from graphrag_orm.chat import ChatClient, ChatMessage, ChatReply, ChatRequest
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.errors import Unreadable
-from graphrag_orm.extraction.grounding import ChunkText, DocumentKnowledge, Grounder, Verifier
+from graphrag_orm.extraction.grounding import DocumentKnowledge, ExtractionChunk, Grounder, Verifier
 from graphrag_orm.extraction.options import ExtractionOptions
 from graphrag_orm.extraction.reply import RawExtraction, parse_reply
 from graphrag_orm.extraction.summary import ExtractionSummary, QuarantinedReply
@@ -102,7 +102,7 @@ class Extractor:
 
     async def extract(
         self,
-        chunks: Sequence[ChunkText],
+        chunks: Sequence[ExtractionChunk],
         lanes: asyncio.Semaphore,
         tally: RetryTally | None = None,
         *,
@@ -113,7 +113,7 @@ class Extractor:
         quarantined: list[QuarantinedReply] = []
         repaired = 0
 
-        async def one(chunk: ChunkText) -> RawExtraction | None:
+        async def one(chunk: ExtractionChunk) -> RawExtraction | None:
             nonlocal repaired
             async with lanes:
                 with span(SpanName.EXTRACT, run_id=run_id, document_id=chunk.document_id) as traced:
@@ -183,7 +183,7 @@ class Extractor:
             payload=self.ontology.fact_payload,
         )
 
-    def _quarantine(self, chunk: ChunkText, reply: ChatReply, problem: Unreadable) -> QuarantinedReply:
+    def _quarantine(self, chunk: ExtractionChunk, reply: ChatReply, problem: Unreadable) -> QuarantinedReply:
         return QuarantinedReply(
             chunk_id=chunk.chunk_id,
             code="truncated" if reply.truncated else "unreadable",

@@ -16,7 +16,7 @@ from graphrag_orm.ontology.entities import Entity
 from graphrag_orm.store import StoredNames
 
 __all__ = [
-    "KnowledgeStatements",
+    "KnowledgeWriteStatements",
     "RetractStatements",
     "retract_statements",
 ]
@@ -60,7 +60,7 @@ def _stored(attribute: str) -> str:
 
 
 @dataclass(frozen=True)
-class KnowledgeStatements:
+class KnowledgeWriteStatements:
     """One ontology's writes: things by kind, facts by allowed triple, mentions and quotes."""
 
     #: Per kind, ``$rows`` of ``{id, props}``: upsert by id and lock; ``id``, ``aliases`` read after the lock.
@@ -75,7 +75,7 @@ class KnowledgeStatements:
     quotes: dict[tuple[str, str], str]
 
     @classmethod
-    def render(cls, names: StoredNames, ontology: Ontology) -> KnowledgeStatements:
+    def render(cls, names: StoredNames, ontology: Ontology) -> KnowledgeWriteStatements:
         key, aliases = _stored("uid"), _stored("aliases")
         chunk = f"(c:{names.chunk.label} {{{names.chunk.key}: row.chunk}})"
 

@@ -20,7 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 from graphrag_orm.extraction.grounding import DocumentKnowledge
-from graphrag_orm.extraction.statements import KnowledgeStatements, retract_statements
+from graphrag_orm.extraction.statements import KnowledgeWriteStatements, retract_statements
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import (
     EXTRACTOR_VERSION,
@@ -78,7 +78,7 @@ class KnowledgeWriter:
         self.model = model
         self.ontology = ontology
         self.names = model.names
-        self.statements = KnowledgeStatements.render(self.names, ontology)
+        self.statements = KnowledgeWriteStatements.render(self.names, ontology)
 
     async def retract(self, tx: Queries, document_id: str) -> dict[str, int]:
         """Remove the document's mentions and quotes and take it off its facts, in ``tx``.

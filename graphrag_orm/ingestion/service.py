@@ -54,8 +54,7 @@ from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
 from graphrag_orm.embeddings.base import count_input_tokens, input_window, token_count_function
 from graphrag_orm.embeddings.validation import validate_usage
 from graphrag_orm.errors import ConfigurationError, DocumentFailure, GraphRagError
-from graphrag_orm.extraction.grounding import ChunkText as ExtractionChunk
-from graphrag_orm.extraction.grounding import DocumentKnowledge
+from graphrag_orm.extraction.grounding import DocumentKnowledge, ExtractionChunk
 from graphrag_orm.extraction.service import Extractor
 from graphrag_orm.extraction.summary import ExtractionSummary
 from graphrag_orm.extraction.writer import KnowledgeWriter

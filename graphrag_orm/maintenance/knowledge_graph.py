@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from graphrag_orm.codes import HealthFinding
 from graphrag_orm.maintenance.knowledge import KnowledgeRemoval, RunStamps, ThingsRemoval
-from graphrag_orm.maintenance.knowledge_statements import KnowledgeStatements
+from graphrag_orm.maintenance.knowledge_statements import KnowledgeMaintenanceStatements
 from graphrag_orm.maintenance.reports import HealthFindingItem
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
@@ -31,7 +31,7 @@ class KnowledgeGraphMaintenance:
 
     def __init__(self, model: LexicalModel, ontology: Ontology) -> None:
         self.mention = ontology.mention_type
-        self.statements = KnowledgeStatements.render(model.names, ontology)
+        self.statements = KnowledgeMaintenanceStatements.render(model.names, ontology)
         self._types = frozenset((ontology.mention_type, *ontology.quote_types))
 
     @property

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import StoredNames
 
-__all__ = ["KnowledgeStatements"]
+__all__ = ["KnowledgeMaintenanceStatements"]
 
 #: A relationship type no ontology declares: an ontology without facts matches none.
 NO_FACT_TYPE = "GRAPHRAG_NO_FACT_TYPE"
 
 
 @dataclass(frozen=True)
-class KnowledgeStatements:
+class KnowledgeMaintenanceStatements:
     """Parameters are named beside each statement; :meth:`render` builds them."""
 
     #: ``$chunks``, ``$documents``: ``run``, ``elements`` for mentions, quotes and facts a removal touches.
@@ -47,7 +47,7 @@ class KnowledgeStatements:
     count_stale_facts: str
 
     @classmethod
-    def render(cls, names: StoredNames, ontology: Ontology) -> KnowledgeStatements:
+    def render(cls, names: StoredNames, ontology: Ontology) -> KnowledgeMaintenanceStatements:
         chunk, chunk_key = f"c:{names.chunk.label}", names.chunk.key
         chunk_document = names.chunk.stored("document_id")
         mention = ontology.mention_type

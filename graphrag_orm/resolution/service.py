@@ -24,7 +24,7 @@ from graphrag_orm.ontology import Ontology, split_aliases
 from graphrag_orm.resolution.merge import Merger
 from graphrag_orm.resolution.plan import MergePlan
 from graphrag_orm.resolution.statements import ResolutionStatements
-from graphrag_orm.resolution.suggestions import Candidate, suggest_within
+from graphrag_orm.resolution.suggestions import MergeCandidate, suggest_within
 from graphrag_orm.resolution.undo import Undoer
 from graphrag_orm.resolution.values import Suggestion, Suggestions, SuggestOptions, UndoReport
 from graphrag_orm.store import Store, StoreTransaction
@@ -76,7 +76,7 @@ class Resolution:
                 if not limits:
                     limits.append(Limit(name=LimitName.MAX_THINGS, value=options.max_things))
             things = [
-                Candidate(
+                MergeCandidate(
                     id=str(row["id"]),
                     name=str(row["name"]),
                     aliases=tuple(split_aliases(row["aliases"])),

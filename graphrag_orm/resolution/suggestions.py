@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from graphrag_orm.ontology import normalize_name
 from graphrag_orm.resolution.values import Suggestion, SuggestionRule, ThingRef
 
-__all__ = ["Candidate", "resolution_key", "suggest_within"]
+__all__ = ["MergeCandidate", "resolution_key", "suggest_within"]
 
 _ARTICLES = ("the ", "a ", "an ")
 
@@ -35,7 +35,7 @@ def resolution_key(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class MergeCandidate:
     """One thing as read for suggestions."""
 
     id: str
@@ -66,7 +66,7 @@ class _Groups:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def suggest_within(kind: str, things: Sequence[Candidate]) -> list[Suggestion]:
+def suggest_within(kind: str, things: Sequence[MergeCandidate]) -> list[Suggestion]:
     """The suggestions among the things of one class, in a stable order."""
     # Two nodes with one id only exist without the ontology's uniqueness constraints: one is read.
     unique = {thing.id: thing for thing in reversed(things)}
@@ -83,7 +83,7 @@ def suggest_within(kind: str, things: Sequence[Candidate]) -> list[Suggestion]:
             for other in by_name.get(resolution_key(alias), ()):
                 if other != thing.id:
                     groups.join(thing.id, other)
-    members: dict[str, list[Candidate]] = {}
+    members: dict[str, list[MergeCandidate]] = {}
     for thing in candidates:
         members.setdefault(groups.find(thing.id), []).append(thing)
     found: list[Suggestion] = []

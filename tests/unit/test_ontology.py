@@ -19,7 +19,14 @@ from neomodel import StringProperty
 from graphrag_orm.chat import ScriptedChat
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import ConfigurationError
-from graphrag_orm.extraction import ChunkText, DocumentKnowledge, ExtractionOptions, Extractor, Grounder, parse_reply
+from graphrag_orm.extraction import (
+    DocumentKnowledge,
+    ExtractionChunk,
+    ExtractionOptions,
+    Extractor,
+    Grounder,
+    parse_reply,
+)
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import Document
 from graphrag_orm.ontologies import article, generic, novel
@@ -280,7 +287,7 @@ def test_a_label_prefix_keeps_the_ids_extraction_computes() -> None:
     async def ground(ontology: Ontology) -> DocumentKnowledge:
         knowledge = DocumentKnowledge()
         raw = parse_reply(reply, max_bytes=1 << 20, max_depth=12, payload=ontology.fact_payload)
-        await Grounder(ontology, ExtractionOptions()).add_chunk(knowledge, ChunkText("c", "d", text, 0), raw)
+        await Grounder(ontology, ExtractionOptions()).add_chunk(knowledge, ExtractionChunk("c", "d", text, 0), raw)
         return knowledge
 
     plain, prefixed = (

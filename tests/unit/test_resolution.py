@@ -9,14 +9,14 @@ from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.resolution import SuggestionRule, SuggestOptions, resolution_key
 from graphrag_orm.resolution.moves import SeenFact, merged_aliases, plan_facts
 from graphrag_orm.resolution.record import FactRecord, LinkRecord, MergeRecord, check_exact
-from graphrag_orm.resolution.suggestions import Candidate, suggest_within
+from graphrag_orm.resolution.suggestions import MergeCandidate, suggest_within
 
 
-def thing(id_: str, name: str, *aliases: str, mentions: int = 1, placeholder: bool = False) -> Candidate:
-    return Candidate(id=id_, name=name, aliases=tuple(aliases), placeholder=placeholder, mentions=mentions)
+def thing(id_: str, name: str, *aliases: str, mentions: int = 1, placeholder: bool = False) -> MergeCandidate:
+    return MergeCandidate(id=id_, name=name, aliases=tuple(aliases), placeholder=placeholder, mentions=mentions)
 
 
-def pairs(things: list[Candidate]) -> list[tuple[str, str, str]]:
+def pairs(things: list[MergeCandidate]) -> list[tuple[str, str, str]]:
     return [(s.kept.name, s.merged.name, s.rule.value) for s in suggest_within("Character", things)]
 
 
