@@ -233,7 +233,7 @@ async def run_demo(*, start_server: bool = True) -> DemoResult:
         console.print(f"[yellow]missed: {', '.join(missed) or 'nothing'}[/]\n")
 
         graph = await timed(
-            "graph-route answer", lambda: answers.answer(RECALL_QUESTION, options=Retrievers.hybrid_graph())
+            "graph-route answer", lambda: answers.answer(RECALL_QUESTION, retrieval=Retrievers.hybrid_graph())
         )
         console.print(f"[bold]2. hybrid + the graph route, {BUDGET} items[/]")
         show_answer(graph, chat_label)

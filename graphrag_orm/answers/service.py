@@ -126,17 +126,18 @@ class AnswersService:
         self.options = options or AnswersOptions()
 
     async def answer(
-        self, question: str, *, history: Sequence[Turn] = (), options: RetrievalOptions | None = None
+        self, question: str, *, history: Sequence[Turn] = (), retrieval: RetrievalOptions | None = None
     ) -> Answer:
         """The answer to ``question``, or a refusal with its reason (see the module's rules).
 
-        ``options`` are the retrieval's (the retriever's own by default). Raises
+        ``retrieval`` is the retrieval's options (the retriever's own by default; ``self.options``
+        are the answers' own). Raises
         ``QuestionRefused`` (``empty-question``, ``question-too-long``) before any call,
         the rewrite of a follow-up included, and whatever the retriever or chat client raises.
         """
         with span(SpanName.ANSWER) as traced:
             tally = _Tally()
-            evidence = await self._evidence(question, history, options, tally)
+            evidence = await self._evidence(question, history, retrieval, tally)
             if not evidence.items:
                 answer = self._refused(evidence, RefusalReason.NO_EVIDENCE.value, tally)
             else:
@@ -147,7 +148,7 @@ class AnswersService:
             return answer
 
     async def stream(
-        self, question: str, *, history: Sequence[Turn] = (), options: RetrievalOptions | None = None
+        self, question: str, *, history: Sequence[Turn] = (), retrieval: RetrievalOptions | None = None
     ) -> AsyncGenerator[Retrieved | Delta | Completed, None]:
         """``Retrieved`` once, ``Delta``\\ s as the answer text arrives, then ``Completed`` once.
 
@@ -172,7 +173,7 @@ class AnswersService:
             # The span is current only around awaits, never across a yield: an async
             # generator's context would otherwise leak into its consumer.
             with trace.use_span(raw, end_on_exit=False, record_exception=False, set_status_on_exception=False):
-                evidence = await self._evidence(question, history, options, tally)
+                evidence = await self._evidence(question, history, retrieval, tally)
             yield Retrieved(evidence=evidence)
             if not evidence.items:
                 answer = self._refused(evidence, RefusalReason.NO_EVIDENCE.value, tally)
@@ -220,9 +221,9 @@ class AnswersService:
         yield Completed(answer=answer, withdraws=deltas > 0 and not answer.answered)
 
     async def _evidence(
-        self, question: str, history: Sequence[Turn], options: RetrievalOptions | None, tally: _Tally
+        self, question: str, history: Sequence[Turn], retrieval: RetrievalOptions | None, tally: _Tally
     ) -> Evidence:
-        options = options or self.retriever.options
+        options = retrieval or self.retriever.options
         # Checked here too, so a follow-up's rewrite call is never paid for a question
         # retrieval would refuse.
         check_question(question, options.max_question_chars)

@@ -67,7 +67,7 @@ def ask(
             if scope_document:
                 ids = await resolve_documents(rag, scope_document)
                 options = options.with_scope(DocumentsScope(document_ids=ids))
-            return await rag.answers.answer(question, options=options)
+            return await rag.answers.answer(question, retrieval=options)
         finally:
             await rag.close()
 

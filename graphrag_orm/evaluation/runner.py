@@ -73,7 +73,7 @@ class EvidenceRetriever(Protocol):
 class Answerer(Protocol):
     """What the evaluator answers through (``AnswersService``): retrieval and the answer in one call."""
 
-    async def answer(self, question: str, *, options: RetrievalOptions | None = None) -> Answer: ...
+    async def answer(self, question: str, *, retrieval: RetrievalOptions | None = None) -> Answer: ...
 
 
 class EvaluationOptions(Options):
@@ -187,7 +187,7 @@ class Evaluator:
             answer: Answer | None = None
             checks: tuple[CitationCheck, ...] = ()
             if self.answerer is not None:
-                answer = await self.answerer.answer(case.question, options=self.retrieval)
+                answer = await self.answerer.answer(case.question, retrieval=self.retrieval)
                 evidence = answer.evidence
                 if answer.citations:
                     assert self.stored is not None  # __init__ refuses answers without a reader

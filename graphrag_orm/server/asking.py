@@ -64,7 +64,7 @@ async def ask_events(
     trace_id: str | None,
 ) -> AsyncGenerator[bytes, None]:
     """``retrieved``, ``delta``\\ s, then ``verified`` or ``refused``; or ``error`` with a code."""
-    updates = answers.stream(question, history=history, options=options)
+    updates = answers.stream(question, history=history, retrieval=options)
     began = False
     sent = 0
     last = "none"

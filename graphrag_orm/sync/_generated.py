@@ -328,19 +328,22 @@ class SyncAnswersService:
         self._service = service
         self._runner = runner
 
-    def answer(self, question: str, *, history: Sequence[Turn] = (), options: RetrievalOptions | None = None) -> Answer:
+    def answer(
+        self, question: str, *, history: Sequence[Turn] = (), retrieval: RetrievalOptions | None = None
+    ) -> Answer:
         """The answer to ``question``, or a refusal with its reason (see the module's rules).
 
-        ``options`` are the retrieval's (the retriever's own by default). Raises
+        ``retrieval`` is the retrieval's options (the retriever's own by default; ``self.options``
+        are the answers' own). Raises
         ``QuestionRefused`` (``empty-question``, ``question-too-long``) before any call,
         the rewrite of a follow-up included, and whatever the retriever or chat client raises.
 
         Runs ``AnswersService.answer`` on the sync loop and blocks until it ends.
         """
-        return self._runner.run(self._service.answer, question, history=history, options=options)
+        return self._runner.run(self._service.answer, question, history=history, retrieval=retrieval)
 
     def stream(
-        self, question: str, *, history: Sequence[Turn] = (), options: RetrievalOptions | None = None
+        self, question: str, *, history: Sequence[Turn] = (), retrieval: RetrievalOptions | None = None
     ) -> Iterator[Retrieved | Delta | Completed]:
         """``Retrieved`` once, ``Delta``\\ s as the answer text arrives, then ``Completed`` once.
 
@@ -359,7 +362,7 @@ class SyncAnswersService:
 
         Iterates ``AnswersService.stream`` on the sync loop; closing the iterator closes it.
         """
-        return self._runner.iterate(self._service.stream, question, history=history, options=options)
+        return self._runner.iterate(self._service.stream, question, history=history, retrieval=retrieval)
 
 
 class SyncGraphQuestions:

@@ -255,7 +255,7 @@ class GraphRagTools:
     async def _answer(self, arguments: dict[str, Any]) -> _Outcome:
         answers = self.rag.answers
         assert answers is not None  # offered only with a chat client
-        answer = await answers.answer(arguments["question"], options=self.retrieval)
+        answer = await answers.answer(arguments["question"], retrieval=self.retrieval)
         limits = answer.evidence.limits_reached
         if not answer.answered:
             reason = str(answer.reason)

@@ -187,7 +187,7 @@ async def test_extractive_chat_answers_offline_with_a_checked_citation(corpus: C
 async def test_an_empty_scope_refuses_no_evidence_without_a_model_call(corpus: Corpus) -> None:
     service, chat = answers(corpus, citing("Northwind.", "Northwind"))
     options = RetrievalOptions(scope=DocumentsScope(document_ids=("no-such-document",)))
-    answer = await service.answer(SUPPLIER_QUESTION, options=options)
+    answer = await service.answer(SUPPLIER_QUESTION, retrieval=options)
     refused(answer, "no-evidence")
     assert chat.calls == [] and answer.receipt.chat_calls == 0
     assert answer.receipt.input_tokens is None and answer.evidence.items == ()
@@ -239,7 +239,7 @@ async def test_a_citation_of_a_chunk_that_is_not_in_the_evidence_is_refused(corp
     reply = json.dumps({"answer": "Alice.", "citations": [{"chunkId": alice_chunk, "quote": "Alice was beginning"}]})
     service, _chat = answers(corpus, replying(reply))
     options = RetrievalOptions(scope=DocumentsScope(document_ids=(BIKES_SOURCE.document_id,)))
-    answer = await service.answer("Who was getting tired?", options=options)
+    answer = await service.answer("Who was getting tired?", retrieval=options)
     assert alice_chunk not in {item.chunk_id for item in answer.evidence.items}
     refused(answer, "citation-not-found")
 
@@ -252,7 +252,7 @@ async def test_a_citation_of_a_context_neighbour_is_refused(corpus: Corpus) -> N
         return json.dumps({"answer": "40 bar.", "citations": [{"chunkId": neighbour, "quote": "tested at 40 bar"}]})
 
     service, _chat = answers(corpus, respond)
-    answer = await service.answer(SUPPLIER_QUESTION, options=RetrievalOptions(max_items=1, neighbour_chunks=1))
+    answer = await service.answer(SUPPLIER_QUESTION, retrieval=RetrievalOptions(max_items=1, neighbour_chunks=1))
     assert [c.chunk_id for c in answer.evidence.context] == [corpus.chunk_ids["Each caliper is"]]
     assert "tested at 40 bar" in answer.evidence.context[0].text
     refused(answer, "citation-not-found")
@@ -292,7 +292,7 @@ async def test_an_empty_question_is_refused_before_any_call(corpus: Corpus) -> N
         await service.answer("   ")
     assert raised.value.code == "empty-question" and chat.calls == []
     with pytest.raises(QuestionRefused) as raised:
-        await service.answer("caliper " * 10, options=RetrievalOptions(max_question_chars=20))
+        await service.answer("caliper " * 10, retrieval=RetrievalOptions(max_question_chars=20))
     assert raised.value.code == "question-too-long"
 
 
@@ -360,7 +360,7 @@ async def test_a_reply_starting_with_insufficient_streams_no_deltas(corpus: Corp
 async def test_a_stream_with_no_evidence_makes_no_call(corpus: Corpus) -> None:
     service, chat = answers(corpus, citing("x", "x"))
     options = RetrievalOptions(scope=DocumentsScope(document_ids=()))
-    updates = await collect(service.stream(SUPPLIER_QUESTION, options=options))
+    updates = await collect(service.stream(SUPPLIER_QUESTION, retrieval=options))
     assert [u.kind for u in updates] == ["retrieved", "completed"]
     assert isinstance(updates[-1], Completed)
     refused(updates[-1].answer, "no-evidence")
@@ -497,7 +497,7 @@ async def test_a_streamed_answer_over_http_reports_tokens(corpus: Corpus, openai
 async def test_a_real_answer_and_refusal_round_trip_through_export_and_check_clean(corpus: Corpus) -> None:
     service, _chat = answers(corpus, citing("Northwind.", "supplied by Northwind Components of Leeds"))
     answer = await service.answer(SUPPLIER_QUESTION)
-    refusal = await service.answer(SUPPLIER_QUESTION, options=RetrievalOptions(scope=DocumentsScope(document_ids=())))
+    refusal = await service.answer(SUPPLIER_QUESTION, retrieval=RetrievalOptions(scope=DocumentsScope(document_ids=())))
     for original in (answer, refusal):
         read = AnswerExport.from_json(AnswerExport.to_json(original))
         assert read == original

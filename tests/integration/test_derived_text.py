@@ -78,7 +78,7 @@ async def test_the_document_stores_its_origin_and_every_evidence_item_and_citati
     )
 
     assert rag.answers is not None
-    answer = await rag.answers.answer(QUESTION, options=only_the_scan())
+    answer = await rag.answers.answer(QUESTION, retrieval=only_the_scan())
     assert answer.answered and answer.citations
     for citation in answer.citations:
         assert citation.text_origin == ORIGIN

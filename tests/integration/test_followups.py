@@ -121,7 +121,7 @@ async def test_an_unreadable_rewrite_falls_back_to_the_question_as_asked(corpus:
 async def test_a_rewrite_longer_than_the_question_bound_is_unreadable(corpus: Corpus) -> None:
     chat = scripted(rewritten_to(SUPPLIER_QUESTION))  # 38 characters
     options = RetrievalOptions(max_question_chars=30)
-    answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, history=HISTORY, options=options)
+    answer = await AnswersService(corpus.retriever, chat).answer(FOLLOW_UP, history=HISTORY, retrieval=options)
     assert answer.evidence.rewrite is not None and answer.evidence.rewrite.outcome == "unreadable"
     assert answer.evidence.question == FOLLOW_UP
 

@@ -54,7 +54,7 @@ def page_texts(evidence: Any) -> str:
 async def test_plain_hybrid_retrieval_misses_an_affected_product(recall_graph: Retriever) -> None:
     answers = AnswersService(recall_graph, ScriptedChat(answer_reply))
     # The same budget as the graph preset: 24 items.
-    answer = await answers.answer(RECALL_QUESTION, options=Retrievers.hybrid().model_copy(update={"max_items": 24}))
+    answer = await answers.answer(RECALL_QUESTION, retrieval=Retrievers.hybrid().model_copy(update={"max_items": 24}))
     evidence = page_texts(answer.evidence)
     missing = [
         bike
@@ -68,7 +68,7 @@ async def test_plain_hybrid_retrieval_misses_an_affected_product(recall_graph: R
 
 async def test_the_graph_route_answers_completely_with_every_link_cited(recall_graph: Retriever) -> None:
     answers = AnswersService(recall_graph, ScriptedChat(answer_reply))
-    answer = await answers.answer(RECALL_QUESTION, options=Retrievers.hybrid_graph())
+    answer = await answers.answer(RECALL_QUESTION, retrieval=Retrievers.hybrid_graph())
     assert answer.disposition == Disposition.ANSWERED, answer.reason
     assert len(answer.citations) == 4
     for citation in answer.citations:

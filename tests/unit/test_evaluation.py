@@ -173,8 +173,8 @@ class Forging:
     def __init__(self, inner: AnswersService, forge: Callable[[Any], Any]) -> None:
         self.inner, self.forge = inner, forge
 
-    async def answer(self, question: str, *, options: RetrievalOptions | None = None) -> Answer:
-        answer = await self.inner.answer(question, options=options)
+    async def answer(self, question: str, *, retrieval: RetrievalOptions | None = None) -> Answer:
+        answer = await self.inner.answer(question, retrieval=retrieval)
         if not answer.citations:
             return answer
         return answer.model_copy(update={"citations": (self.forge(answer.citations[0]),)})
