@@ -19,7 +19,10 @@ from typing import Any, ClassVar
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 
-__all__ = ["FIXED_CHUNK_PROPERTIES", "Layout", "validate_identifier"]
+__all__ = ["DEFAULT_STAGING_PROPERTY", "FIXED_CHUNK_PROPERTIES", "Layout", "validate_identifier"]
+
+DEFAULT_STAGING_PROPERTY = "embeddingNext"
+"""The chunk property a re-embedding stages its new vectors under, unless told another."""
 
 FIXED_CHUNK_PROPERTIES = ("documentId", "startByte", "endByte", "tokenCount", "embeddingSetId", "runId")
 """The chunk's stored names a layout cannot change (``models.ChunkNode`` declares them and checks this list)."""

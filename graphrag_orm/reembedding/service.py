@@ -13,14 +13,12 @@ from __future__ import annotations
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import EmbeddingSet
 from graphrag_orm.errors import ReembeddingError
-from graphrag_orm.layout import FIXED_CHUNK_PROPERTIES, Layout, validate_identifier
+from graphrag_orm.layout import DEFAULT_STAGING_PROPERTY, FIXED_CHUNK_PROPERTIES, Layout, validate_identifier
 from graphrag_orm.reembedding.names import STAGED_SET_PROPERTY
 from graphrag_orm.reembedding.plan import ReembeddingPlan
 from graphrag_orm.store import Store
 
 __all__ = ["DEFAULT_STAGING_PROPERTY", "Reembedding"]
-
-DEFAULT_STAGING_PROPERTY = "embeddingNext"
 
 
 class Reembedding:

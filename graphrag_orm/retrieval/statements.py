@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from graphrag_orm.evidence import GROUNDING_PROPERTY
 from graphrag_orm.models import LexicalModel
@@ -27,8 +27,20 @@ from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.fusion import FUSE, hits_of
 from graphrag_orm.store.names import StoredNames
 
-if TYPE_CHECKING:
-    from graphrag_orm.retrieval.routes import RouteSearch
+
+class SearchPart(Protocol):
+    """What the statements read of a route's search (:class:`~graphrag_orm.retrieval.routes.RouteSearch`):
+    its route's name, its column and its subquery (None: nothing to search)."""
+
+    @property
+    def route(self) -> str: ...
+
+    @property
+    def column(self) -> str: ...
+
+    @property
+    def subquery(self) -> str | None: ...
+
 
 __all__ = ["CHUNK_FIELDS", "DOCUMENT_FIELDS", "METADATA_FIELDS", "GraphStatements", "RetrievalStatements"]
 
@@ -190,7 +202,7 @@ class RetrievalStatements:
         return text
 
     @staticmethod
-    def _routes(searches: Sequence[RouteSearch]) -> str:
+    def _routes(searches: Sequence[SearchPart]) -> str:
         """Each search's subquery, or an empty list in its column when it has nothing to search."""
         return "".join(s.subquery or f"CALL () {{ RETURN [] AS {s.column} }} " for s in searches)
 
@@ -214,7 +226,7 @@ class RetrievalStatements:
             f"ranks: hit.ranks, neighbours: {value}}}) AS items }} "
         )
 
-    def evidence(self, searches: Sequence[RouteSearch], hops: int) -> str:
+    def evidence(self, searches: Sequence[SearchPart], hops: int) -> str:
         """``retrieval.evidence``: the routes' searches, fusion and the winners' projection in one statement.
 
         Returns one row: ``kept`` (how many hits each search kept, by column; the items
@@ -234,7 +246,7 @@ class RetrievalStatements:
 
         return self._rendered_once(key, render)
 
-    def search(self, searches: Sequence[RouteSearch]) -> str:
+    def search(self, searches: Sequence[SearchPart]) -> str:
         """``retrieval.search``: the searches only; one row with each search's hits in its column."""
         key = ("search", tuple((s.route, s.column, s.subquery) for s in searches))
         return self._rendered_once(

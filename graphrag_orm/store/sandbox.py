@@ -72,6 +72,7 @@ from pydantic import Field
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import QueryRefused
+from graphrag_orm.layout import DEFAULT_STAGING_PROPERTY
 from graphrag_orm.store.gate import CypherGate, check_vector_reads
 from graphrag_orm.store.store import Plan, Result, Store, StoreTransaction
 from graphrag_orm.values import Options
@@ -259,8 +260,6 @@ def _strings(value: Any) -> Iterable[str]:
 def vector_property_names(*layouts_or_names: Any) -> frozenset[str]:
     """The vector property names to leave out and refuse: ``embedding``, the default staging
     property, and each given name or layout's ``chunk_embedding_property``."""
-    from graphrag_orm.reembedding.service import DEFAULT_STAGING_PROPERTY
-
     names = set(DEFAULT_LEFT_OUT) | {DEFAULT_STAGING_PROPERTY}
     for item in layouts_or_names:
         names.add(item if isinstance(item, str) else str(item.chunk_embedding_property))
