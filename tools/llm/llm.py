@@ -387,7 +387,10 @@ def read_pid(root: Path, port: int) -> int | None:
 
 def server_command(spec: ModelSpec, model: Path, root: Path, port: int, threads: int, ctx: int) -> list[str]:
     # No --chat_format: the server then uses the GGUF's own chat template (Qwen2.5's,
-    # with its tool-call markup) through its Jinja2 formatter.
+    # with its tool-call markup) through its Jinja2 formatter. One model, one lane: the
+    # server runs one request at a time, and with interrupt_requests (its default) a
+    # waiting request cuts a running stream short ("[DONE]" with no finish reason); off,
+    # requests queue instead.
     return [
         str(venv_python(root)),
         "-m",
@@ -406,6 +409,8 @@ def server_command(spec: ModelSpec, model: Path, root: Path, port: int, threads:
         str(threads),
         "--n_threads_batch",
         str(threads),
+        "--interrupt_requests",
+        "false",
     ]
 
 
