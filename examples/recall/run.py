@@ -224,7 +224,7 @@ async def run_demo(*, start_server: bool = True) -> DemoResult:
         plain = await timed(
             "plain hybrid answer",
             lambda: answers.answer(
-                RECALL_QUESTION, options=Retrievers.hybrid().model_copy(update={"max_items": BUDGET})
+                RECALL_QUESTION, retrieval=Retrievers.hybrid().model_copy(update={"max_items": BUDGET})
             ),
         )
         console.print(f"[bold]1. plain hybrid retrieval (vector + full-text), {BUDGET} items[/]")
