@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -10,7 +11,7 @@ from pydantic.alias_generators import to_camel
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import ConfigurationError
 
-__all__ = ["Limit", "Options", "Value"]
+__all__ = ["Limit", "Options", "Value", "strings_in"]
 
 
 class Value(BaseModel):
@@ -53,3 +54,16 @@ class Options(Value):
                 for item in error.errors()
             )
             raise ConfigurationError(ErrorCode.INVALID_OPTION, f"{type(self).__name__}: {problems}") from None
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in a plain value (a string, or maps and sequences of them) at any depth, map keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from strings_in(item)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from strings_in(item)

@@ -26,6 +26,7 @@ from urllib.parse import quote, unquote
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import RecordingRefused
+from graphrag_orm.values import strings_in
 
 __all__ = ["MIN_SECRET_LENGTH", "SECRET_NAME", "WORD_SECRET_LENGTH", "check_secrets"]
 
@@ -43,18 +44,6 @@ _PLACEHOLDER = re.compile(r"<[^>]*>|\$\{?\w+\}?|\{\w*\}|%s|\*+|x+|password|passw
 _IGNORED = re.compile(r"[\s\u200b\u200c\u200d\u2060\ufeff]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _MIN_ENCODED = 6
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
 
 
 @dataclass(frozen=True)
@@ -148,7 +137,7 @@ def check_secrets(entry: dict[str, Any], hint_source: str | None = None, *, hint
     """Refuse an entry holding a secret (numbers are not searched), or whose hint starts one."""
     request = entry.get("request")
     forms = _secret_forms(os.environ)
-    for text in _strings(entry):
+    for text in strings_in(entry):
         variable = _find_secret(text, forms) if forms else None
         if variable is not None:
             raise RecordingRefused(

@@ -35,7 +35,7 @@ all looked up (past the bound) is dropped the same way: nothing unchecked is kep
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from graphrag_orm.codes import ErrorCode, LimitName
@@ -45,7 +45,7 @@ from graphrag_orm.retrieval.options import CypherExpansion
 from graphrag_orm.retrieval.scope import ResolvedScope
 from graphrag_orm.store import Store
 from graphrag_orm.store.sandbox import CypherSandbox, SandboxLimits
-from graphrag_orm.values import Limit
+from graphrag_orm.values import Limit, strings_in
 
 __all__ = ["MAX_LIST_ITEMS", "MAX_NAMED_VALUES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS", "expand", "untrusted_expansion"]
 
@@ -65,23 +65,10 @@ def untrusted_expansion() -> RetrievalFailed:
     )
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a plain row value, at any depth (map keys too)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _strings(item)
-
-
 async def _outside(store: Store, named: str, rows: Sequence[dict[str, Any]], scope: ResolvedScope) -> list[bool]:
     """For each row, whether it names a document, section or chunk outside ``scope`` (or could not be checked)."""
     candidates: dict[str, None] = {}
-    per_row = [{s for s in _strings(row) if len(s) <= MAX_NAME_CHARS} for row in rows]
+    per_row = [{s for s in strings_in(row) if len(s) <= MAX_NAME_CHARS} for row in rows]
     for strings in per_row:
         for value in sorted(strings):
             if len(candidates) >= MAX_NAMED_VALUES:

@@ -60,7 +60,7 @@ transaction, a statement the gate refused, or the query's values in a message.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,7 +75,7 @@ from graphrag_orm.errors import QueryRefused
 from graphrag_orm.layout import DEFAULT_STAGING_PROPERTY
 from graphrag_orm.store.gate import CypherGate, check_vector_reads
 from graphrag_orm.store.store import Plan, Result, Store, StoreTransaction
-from graphrag_orm.values import Options
+from graphrag_orm.values import Options, strings_in
 
 __all__ = [
     "DEADLINE_GRACE_SECONDS",
@@ -244,19 +244,6 @@ def _timeout(seconds: float) -> QueryRefused:
     return QueryRefused(ErrorCode.QUERY_TIMEOUT, f"the query ran past its timeout of {seconds:g} s")
 
 
-def _strings(value: Any) -> Iterable[str]:
-    """Every string in a parameter value, keys included."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list | tuple | set | frozenset):
-        for item in value:
-            yield from _strings(item)
-
-
 def vector_property_names(*layouts_or_names: Any) -> frozenset[str]:
     """The vector property names to leave out and refuse: ``embedding``, the default staging
     property, and each given name or layout's ``chunk_embedding_property``."""
@@ -296,7 +283,7 @@ class CypherSandbox:
 
     @staticmethod
     def _check_parameters(parameters: Mapping[str, Any] | None, names: frozenset[str]) -> None:
-        if parameters and any(text in names for text in _strings(parameters)):
+        if parameters and any(text in names for text in strings_in(parameters)):
             raise QueryRefused(
                 ErrorCode.VECTOR_NOT_READABLE,
                 "a parameter holds the name of a stored vector property; vectors are not readable",
