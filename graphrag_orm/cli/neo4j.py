@@ -11,6 +11,7 @@ Maven is downloading instead of being silent for minutes.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from graphrag_orm import localdb
 from graphrag_orm.cli._common import console, errors
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import LocalDbError
+from graphrag_orm.localdb.settings import home_name, home_option
 
 __all__ = ["logs", "start", "status", "stop"]
 
@@ -98,13 +100,52 @@ def start(port: int | None = PortOption, home: str | None = HomeOption, home_dir
 
 
 @app.command()
-def stop(port: int | None = PortOption, home: str | None = HomeOption, home_dir: Path | None = HomeDirOption) -> None:
-    """Stop the server by its PID file (SIGTERM)."""
+def stop(
+    port: int | None = PortOption,
+    home: str | None = HomeOption,
+    home_dir: Path | None = HomeDirOption,
+    every: bool = typer.Option(False, "--all", help="Stop every server started from this runtime folder."),
+) -> None:
+    """Stop a server by its PID file (SIGTERM); with no home named, the one the toolkit started, or list them.
+
+    ``--home``/``--home-dir`` name the home. Otherwise, the default home when it runs;
+    else the servers started from this runtime folder (any home, any port) are looked
+    up: ``--port`` picks the one started on that port, a single one is stopped, several
+    are listed with the command for each (exit 1) unless ``--all`` stops them all.
+    """
     try:
-        result = localdb.stop(_settings(port, home, home_dir))
+        if home is not None or home_dir is not None:
+            _stopped(localdb.stop(_settings(port, home, home_dir)))
+            return
+        default = _settings(port, None, None)
+        if port is None and not every and localdb.status(default).running:
+            _stopped(localdb.stop(default))
+            return
+        running = localdb.running_servers(default.tools_dir)
+        chosen = [server for server in running if port is None or server.uri == f"bolt://127.0.0.1:{port}"]
+        if every or len(chosen) == 1:
+            for server in chosen:
+                _stopped(localdb.stop(dataclasses.replace(default, home=server.home)))
+            if chosen:
+                return
+        if not chosen:
+            _stopped(localdb.stop(default))
+            return
     except LocalDbError as error:
         raise _fail(error) from None
-    console.print(f"neo4j: {result.message}")
+    console.print(
+        f"neo4j: {len(chosen)} servers started by graphrag-orm are running; name one, or stop all with --all:"
+    )
+    for server in chosen:
+        console.print(
+            f"  {server.uri} (pid {server.pid}): graphrag-orm neo4j stop {home_option(server.home, default.tools_dir)}"
+        )
+    raise typer.Exit(1)
+
+
+def _stopped(result: localdb.LocalDbStatus) -> None:
+    name = home_name(result.home, localdb.find_tools_dir())
+    console.print(f"neo4j: {escape(result.message)} [dim](home {escape(name)})[/]")
 
 
 @app.command()

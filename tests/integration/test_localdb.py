@@ -128,7 +128,7 @@ def test_a_server_answering_on_the_port_while_one_starts_is_never_reported_as_st
     suite_server: LocalDbSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Another server takes the port between the check and the bind: the check is made to miss it.
-    monkeypatch.setattr(localdb, "port_holder", lambda settings, port=None: None, raising=False)
+    monkeypatch.setattr(localdb.ports, "port_holder", lambda settings, port=None: None)
     settings = dataclasses.replace(_other_home(tmp_path, suite_server.port), start_timeout_seconds=120.0)
     with pytest.raises(LocalDbError) as refused:
         start(settings)

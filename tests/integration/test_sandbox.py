@@ -17,7 +17,8 @@ import pytest
 from neo4j.exceptions import ClientError, Neo4jError
 
 from graphrag_orm.errors import QueryRefused
-from graphrag_orm.localdb import LocalDbSettings, _write_config
+from graphrag_orm.localdb import LocalDbSettings
+from graphrag_orm.localdb.config import write_config
 from graphrag_orm.store import StatementEvent, Store, StoreTransaction
 from graphrag_orm.store.gate import CypherGate
 from graphrag_orm.store.sandbox import CypherSandbox, SandboxLimits, check_plan
@@ -204,7 +205,7 @@ async def test_the_local_server_refuses_load_csv_of_a_file_url_even_outside_the_
 
 def test_the_local_server_config_refuses_file_urls_and_imports_from_an_empty_folder(tmp_path: Path) -> None:
     settings = LocalDbSettings(tools_dir=tmp_path, home=tmp_path / "home", port=7999)
-    conf = (_write_config(settings) / "neo4j.conf").read_text().splitlines()
+    conf = (write_config(settings) / "neo4j.conf").read_text().splitlines()
     assert "dbms.security.allow_csv_import_from_file_urls=false" in conf
     assert f"server.directories.import={settings.home / 'import'}" in conf
     assert (settings.home / "import").is_dir() and not any((settings.home / "import").iterdir())
@@ -213,7 +214,7 @@ def test_the_local_server_config_refuses_file_urls_and_imports_from_an_empty_fol
 def test_the_local_server_config_bounds_transaction_memory_below_its_heap(tmp_path: Path) -> None:
     settings = LocalDbSettings(tools_dir=tmp_path, home=tmp_path / "home", port=7999)
     conf = dict(
-        line.split("=", 1) for line in (_write_config(settings) / "neo4j.conf").read_text().splitlines() if "=" in line
+        line.split("=", 1) for line in (write_config(settings) / "neo4j.conf").read_text().splitlines() if "=" in line
     )
     mebibytes = {"m": 1, "g": 1024}
 

@@ -24,7 +24,7 @@ _SKIPPED = (".sync", ".cli", ".adapters")
 # Module constants that bound work: MAX_*, DEFAULT_* and *_BOUNDS, numbers or (low, high).
 _CONSTANT = re.compile(r"^(?:MAX|DEFAULT)_[A-Z0-9_]+$|^[A-Z0-9_]+_BOUNDS$")
 # Numeric constants with those names that bound nothing.
-_NOT_BOUNDS = frozenset({"localdb.DEFAULT_PORT"})
+_NOT_BOUNDS = frozenset({"localdb.settings.DEFAULT_PORT"})
 
 
 def package_modules() -> list[ModuleType]:
