@@ -58,8 +58,8 @@ from typing import Any, Final
 from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 from graphrag_orm.evidence import EvidenceItem, Grounding, leave_out_unset
-from graphrag_orm.placement import Normalised, collapse_whitespace, normalise_runs
 from graphrag_orm.values import Value
+from graphrag_orm.whitespace import Normalised, collapse_whitespace, normalise_runs
 
 __all__ = ["Citation", "CitationRules", "explain_not_found", "locate"]
 
@@ -209,7 +209,7 @@ def _plan(quote: str) -> _Plan:
 
 
 # The whitespace runs are normalised by the text locator's own code
-# (:func:`graphrag_orm.placement.normalise_runs`), with the emphasis marks as marks,
+# (:func:`graphrag_orm.whitespace.normalise_runs`), with the emphasis marks as marks,
 # after the forgiven classes are mapped (one character for one, so offsets do not move).
 @lru_cache(maxsize=256)
 def _normalise_text(text: str) -> Normalised:

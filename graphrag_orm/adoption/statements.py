@@ -9,12 +9,14 @@ transaction, so the id cannot move between the read and the write.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from graphrag_orm.adoption.identity import PATH_PROPERTY
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.evidence import GROUNDING_PROPERTY
 from graphrag_orm.models import LexicalModel
+from graphrag_orm.store.names import StoredNames
 
 __all__ = ["AdoptionStatements"]
 
@@ -24,95 +26,54 @@ _INDEX_EXAMPLE = f"coalesce(d.{PATH_PROPERTY}, elementId(d)) + ' #' + coalesce(t
 
 @dataclass(frozen=True)
 class AdoptionStatements:
-    """The dry run's reads, apply's page writes and undo's removals for one layout."""
+    """The dry run's reads, apply's page writes and undo's removals for one layout.
 
-    #: The stored names apply writes on documents and chunks (undo removes exactly these).
-    document_keys: tuple[str, ...]
-    chunk_keys: tuple[str, ...]
-    #: ``documents``, ``chunks``, ``unembedded``, ``documentLinks``, ``nextLinks``.
-    counts: str
-    #: One statement per blocker code: ``count`` and ``examples`` (``$listed`` at most).
-    blockers: dict[ErrorCode, str]
-    #: ``$paths``: each document of those paths with its chunks' ``index`` and ``text``.
-    chunks_of_paths: str
-    #: ``$limit`` documents without a key, by path: ``element``, ``path``, ``chunks``.
-    page: str
-    set_documents: str
-    set_chunks: str
-    #: ``$elements`` (chunks), ``$run``: stamps their document and next-chunk links; ``links``.
-    stamp_links: str
-    #: ``$run``, ``$limit``: one page of removals each; ``removed``.
-    undo_documents: str
-    undo_chunks: str
-    undo_links: str
-    #: ``$rows``: the run node, created Running; ``$id``, ``$counts``: its status and counts, then completedAt.
-    start_run: str
-    finish_run: str
-    #: ``$run``: ``fingerprint`` of that run (no row when there is none).
-    run: str
-    #: ``$run``: deletes the run node when nothing names it any more.
-    delete_run: str
+    Each statement is a named property, rendered on first use from the stored names.
+    """
+
+    names: StoredNames
 
     @classmethod
     def render(cls, model: LexicalModel) -> AdoptionStatements:
-        names = model.names
-        doc, chunk, run = names.document, names.chunk, names.run
-        d, c = doc.label, chunk.label
-        from_doc, next_chunk = names.chunk_document.relationship_type, names.next_chunk.relationship_type
-        order, text = chunk.stored("order"), chunk.stored("text")
-        embedding, run_id = chunk.stored("embedding"), names.run_id
-        document_keys = (doc.key, *(doc.stored(a) for a in ("source_uri", "media_type", "content_hash")))
-        document_keys += (doc.stored("length_bytes"), run_id)
-        chunk_keys = (chunk.key, *(chunk.stored(a) for a in ("document_id", "start_byte", "end_byte")))
-        chunk_keys += (GROUNDING_PROPERTY, chunk.stored("embedding_set_id"), run_id)
-        owned = f"EXISTS {{ MATCH (r:{run.label}) WHERE r.{run.key} = n.{run_id} }}"
-        listed = "collect({})[..$listed] AS examples"
-        in_doc = f"(c)-[:{from_doc}]->(:{d})"
-        blockers = {
-            ErrorCode.CHUNK_WITHOUT_DOCUMENT: (
-                f"MATCH (c:{c}) WHERE NOT EXISTS {{ {in_doc} }} "
-                f"RETURN count(c) AS count, {listed.format('elementId(c)')}"
-            ),
-            ErrorCode.CHUNK_IN_SEVERAL_DOCUMENTS: (
-                f"MATCH (c:{c}) WHERE COUNT {{ {in_doc} }} > 1 RETURN count(c) AS count, {listed.format('elementId(c)')}"
-            ),
-            ErrorCode.DOCUMENT_WITHOUT_PATH: (
-                f"MATCH (d:{d}) WHERE d.{PATH_PROPERTY} IS NULL OR NOT d.{PATH_PROPERTY} IS :: STRING "
-                f"OR trim(d.{PATH_PROPERTY}) = '' RETURN count(d) AS count, {listed.format('elementId(d)')}"
-            ),
-            ErrorCode.DUPLICATE_PATH: (
-                f"MATCH (d:{d}) WHERE d.{PATH_PROPERTY} IS :: STRING NOT NULL WITH d.{PATH_PROPERTY} AS path, count(d) AS n "
-                f"WHERE n > 1 RETURN coalesce(sum(n), 0) AS count, {listed.format('path')}"
-            ),
-            ErrorCode.CHUNK_WITHOUT_INDEX: (
-                f"MATCH (c:{c})-[:{from_doc}]->(d:{d}) WITH d, c.{order} AS index, count(c) AS n "
-                f"WHERE index IS NULL OR NOT index IS :: INTEGER OR n > 1 "
-                f"RETURN coalesce(sum(n), 0) AS count, "
-                f"{listed.format(_INDEX_EXAMPLE)}"
-            ),
-            ErrorCode.CHUNK_WITHOUT_TEXT: (
-                f"MATCH (c:{c}) WHERE c.{text} IS NULL OR NOT c.{text} IS :: STRING "
-                f"RETURN count(c) AS count, {listed.format('elementId(c)')}"
-            ),
-            ErrorCode.EMBEDDING_DIMENSIONS: (
-                f"MATCH (c:{c}) WHERE c.{embedding} IS NOT NULL AND size(c.{embedding}) <> $dimensions "
-                f"RETURN count(c) AS count, {listed.format('elementId(c)')}"
-            ),
-            ErrorCode.OWNED_BY_RUN: (
-                f"MATCH (n) WHERE (n:{d} OR n:{c}) AND n.{run_id} IS NOT NULL AND {owned} "
-                f"RETURN count(n) AS count, {listed.format('elementId(n)')}"
-            ),
-            ErrorCode.PROPERTY_TAKEN: (
-                f"CALL () {{ MATCH (n:{d}) WHERE any(k IN keys(n) WHERE k IN $documentKeys) RETURN n AS e "
-                f"UNION MATCH (n:{c}) WHERE any(k IN keys(n) WHERE k IN $chunkKeys) RETURN n AS e }} "
-                f"WITH e WHERE e.{run_id} IS NULL OR NOT EXISTS {{ MATCH (r:{run.label}) WHERE r.{run.key} = e.{run_id} }} "
-                f"WITH collect(elementId(e)) AS nodes "
-                f"CALL () {{ MATCH (:{c})-[l:{from_doc}|{next_chunk}]->() WHERE l.{run_id} IS NOT NULL "
-                f"RETURN collect(elementId(l)) AS links }} "
-                f"RETURN size(nodes) + size(links) AS count, (nodes + links)[..$listed] AS examples"
-            ),
-        }
-        counts = (
+        return cls(model.names)
+
+    @property
+    def _d(self) -> str:
+        return self.names.document.label
+
+    @property
+    def _c(self) -> str:
+        return self.names.chunk.label
+
+    @property
+    def _run_id(self) -> str:
+        return self.names.run_id
+
+    @property
+    def _links(self) -> str:
+        """The chunk-to-document and next-chunk types, as one pattern alternative."""
+        return f"{self.names.chunk_document.relationship_type}|{self.names.next_chunk.relationship_type}"
+
+    @functools.cached_property
+    def document_keys(self) -> tuple[str, ...]:
+        """The stored names apply writes on documents (undo removes exactly these)."""
+        doc = self.names.document
+        stored = tuple(doc.stored(a) for a in ("source_uri", "media_type", "content_hash", "length_bytes"))
+        return (doc.key, *stored[:3], stored[3], self._run_id)
+
+    @functools.cached_property
+    def chunk_keys(self) -> tuple[str, ...]:
+        """The stored names apply writes on chunks (undo removes exactly these)."""
+        chunk = self.names.chunk
+        stored = tuple(chunk.stored(a) for a in ("document_id", "start_byte", "end_byte"))
+        return (chunk.key, *stored, GROUNDING_PROPERTY, chunk.stored("embedding_set_id"), self._run_id)
+
+    @functools.cached_property
+    def counts(self) -> str:
+        """``documents``, ``chunks``, ``unembedded``, ``documentLinks``, ``nextLinks``."""
+        d, c, embedding = self._d, self._c, self.names.chunk.stored("embedding")
+        from_doc, next_chunk = self.names.chunk_document.relationship_type, self.names.next_chunk.relationship_type
+        return (
             f"CALL () {{ MATCH (d:{d}) RETURN count(d) AS documents }} "
             f"CALL () {{ MATCH (c:{c}) RETURN count(c) AS chunks, "
             f"count(CASE WHEN c.{embedding} IS NULL THEN 1 END) AS unembedded }} "
@@ -120,46 +81,198 @@ class AdoptionStatements:
             f"CALL () {{ MATCH (:{c})-[l:{next_chunk}]->(:{c}) RETURN count(l) AS nextLinks }} "
             "RETURN documents, chunks, unembedded, documentLinks, nextLinks"
         )
-        chunk_rows = (
-            f"COLLECT {{ MATCH (c:{c})-[:{from_doc}]->(d) "
+
+    @functools.cached_property
+    def blockers(self) -> dict[ErrorCode, str]:
+        """One statement per blocker code: ``count`` and ``examples`` (``$listed`` at most)."""
+        return {
+            ErrorCode.CHUNK_WITHOUT_DOCUMENT: self._chunk_without_document,
+            ErrorCode.CHUNK_IN_SEVERAL_DOCUMENTS: self._chunk_in_several_documents,
+            ErrorCode.DOCUMENT_WITHOUT_PATH: self._document_without_path,
+            ErrorCode.DUPLICATE_PATH: self._duplicate_path,
+            ErrorCode.CHUNK_WITHOUT_INDEX: self._chunk_without_index,
+            ErrorCode.CHUNK_WITHOUT_TEXT: self._chunk_without_text,
+            ErrorCode.EMBEDDING_DIMENSIONS: self._embedding_dimensions,
+            ErrorCode.OWNED_BY_RUN: self._owned_by_run,
+            ErrorCode.PROPERTY_TAKEN: self._property_taken,
+        }
+
+    @property
+    def _in_document(self) -> str:
+        return f"(c)-[:{self.names.chunk_document.relationship_type}]->(:{self._d})"
+
+    @property
+    def _chunk_without_document(self) -> str:
+        return (
+            f"MATCH (c:{self._c}) WHERE NOT EXISTS {{ {self._in_document} }} "
+            f"RETURN count(c) AS count, {_LISTED.format('elementId(c)')}"
+        )
+
+    @property
+    def _chunk_in_several_documents(self) -> str:
+        return (
+            f"MATCH (c:{self._c}) WHERE COUNT {{ {self._in_document} }} > 1 "
+            f"RETURN count(c) AS count, {_LISTED.format('elementId(c)')}"
+        )
+
+    @property
+    def _document_without_path(self) -> str:
+        return (
+            f"MATCH (d:{self._d}) WHERE d.{PATH_PROPERTY} IS NULL OR NOT d.{PATH_PROPERTY} IS :: STRING "
+            f"OR trim(d.{PATH_PROPERTY}) = '' RETURN count(d) AS count, {_LISTED.format('elementId(d)')}"
+        )
+
+    @property
+    def _duplicate_path(self) -> str:
+        return (
+            f"MATCH (d:{self._d}) WHERE d.{PATH_PROPERTY} IS :: STRING NOT NULL "
+            f"WITH d.{PATH_PROPERTY} AS path, count(d) AS n "
+            f"WHERE n > 1 RETURN coalesce(sum(n), 0) AS count, {_LISTED.format('path')}"
+        )
+
+    @property
+    def _chunk_without_index(self) -> str:
+        from_doc, order = self.names.chunk_document.relationship_type, self.names.chunk.stored("order")
+        return (
+            f"MATCH (c:{self._c})-[:{from_doc}]->(d:{self._d}) WITH d, c.{order} AS index, count(c) AS n "
+            f"WHERE index IS NULL OR NOT index IS :: INTEGER OR n > 1 "
+            f"RETURN coalesce(sum(n), 0) AS count, "
+            f"{_LISTED.format(_INDEX_EXAMPLE)}"
+        )
+
+    @property
+    def _chunk_without_text(self) -> str:
+        text = self.names.chunk.stored("text")
+        return (
+            f"MATCH (c:{self._c}) WHERE c.{text} IS NULL OR NOT c.{text} IS :: STRING "
+            f"RETURN count(c) AS count, {_LISTED.format('elementId(c)')}"
+        )
+
+    @property
+    def _embedding_dimensions(self) -> str:
+        embedding = self.names.chunk.stored("embedding")
+        return (
+            f"MATCH (c:{self._c}) WHERE c.{embedding} IS NOT NULL AND size(c.{embedding}) <> $dimensions "
+            f"RETURN count(c) AS count, {_LISTED.format('elementId(c)')}"
+        )
+
+    @property
+    def _owned(self) -> str:
+        run = self.names.run
+        return f"EXISTS {{ MATCH (r:{run.label}) WHERE r.{run.key} = n.{self._run_id} }}"
+
+    @property
+    def _owned_by_run(self) -> str:
+        return (
+            f"MATCH (n) WHERE (n:{self._d} OR n:{self._c}) AND n.{self._run_id} IS NOT NULL AND {self._owned} "
+            f"RETURN count(n) AS count, {_LISTED.format('elementId(n)')}"
+        )
+
+    @property
+    def _property_taken(self) -> str:
+        run, run_id, d, c = self.names.run, self._run_id, self._d, self._c
+        return (
+            f"CALL () {{ MATCH (n:{d}) WHERE any(k IN keys(n) WHERE k IN $documentKeys) RETURN n AS e "
+            f"UNION MATCH (n:{c}) WHERE any(k IN keys(n) WHERE k IN $chunkKeys) RETURN n AS e }} "
+            f"WITH e WHERE e.{run_id} IS NULL OR NOT EXISTS {{ MATCH (r:{run.label}) WHERE r.{run.key} = e.{run_id} }} "
+            f"WITH collect(elementId(e)) AS nodes "
+            f"CALL () {{ MATCH (:{c})-[l:{self._links}]->() WHERE l.{run_id} IS NOT NULL "
+            f"RETURN collect(elementId(l)) AS links }} "
+            f"RETURN size(nodes) + size(links) AS count, (nodes + links)[..$listed] AS examples"
+        )
+
+    @property
+    def _chunk_rows(self) -> str:
+        chunk = self.names.chunk
+        order, text, embedding = chunk.stored("order"), chunk.stored("text"), chunk.stored("embedding")
+        return (
+            f"COLLECT {{ MATCH (c:{self._c})-[:{self.names.chunk_document.relationship_type}]->(d) "
             f"RETURN {{element: elementId(c), index: c.{order}, text: c.{text}, embedded: c.{embedding} IS NOT NULL}} }}"
         )
-        return cls(
-            document_keys=document_keys,
-            chunk_keys=chunk_keys,
-            counts=counts,
-            blockers=blockers,
-            chunks_of_paths=(
-                f"UNWIND $paths AS path MATCH (d:{d}) WHERE d.{PATH_PROPERTY} = path "
-                f"RETURN path, {chunk_rows} AS chunks"
-            ),
-            page=(
-                f"MATCH (d:{d}) WHERE d.{doc.key} IS NULL WITH d ORDER BY d.{PATH_PROPERTY} LIMIT $limit "
-                f"RETURN elementId(d) AS element, d.{PATH_PROPERTY} AS path, {chunk_rows} AS chunks"
-            ),
-            set_documents=f"UNWIND $rows AS row MATCH (d:{d}) WHERE elementId(d) = row.element SET d += row.props",
-            set_chunks=f"UNWIND $rows AS row MATCH (c:{c}) WHERE elementId(c) = row.element SET c += row.props",
-            stamp_links=(
-                f"UNWIND $elements AS element MATCH (c:{c}) WHERE elementId(c) = element "
-                f"CALL (c) {{ MATCH (c)-[l:{from_doc}]->(:{d}) RETURN l "
-                f"UNION MATCH (c)-[l:{next_chunk}]->(:{c}) RETURN l }} "
-                f"SET l.{run_id} = $run RETURN count(l) AS links"
-            ),
-            undo_documents=_remove(f"(n:{d})", f"n.{run_id} = $run", "n", document_keys),
-            undo_chunks=_remove(f"(n:{c})", f"n.{run_id} = $run", "n", chunk_keys),
-            undo_links=_remove(f"(:{c})-[n:{from_doc}|{next_chunk}]->()", f"n.{run_id} = $run", "n", (run_id,)),
-            start_run=run.create_statement(),
-            finish_run=(
-                f"MATCH (r:{run.label} {{{run.key}: $id}}) SET r += $counts, r.{run.stored('completed_at')} = datetime()"
-            ),
-            run=f"MATCH (r:{run.label} {{{run.key}: $run}}) RETURN r.{run.stored('settings_fingerprint')} AS fingerprint",
-            delete_run=(
-                f"MATCH (r:{run.label} {{{run.key}: $run}}) "
-                f"WHERE NOT EXISTS {{ MATCH (n) WHERE (n:{d} OR n:{c}) AND n.{run_id} = $run }} "
-                f"AND NOT EXISTS {{ MATCH (:{c})-[l:{from_doc}|{next_chunk}]->() WHERE l.{run_id} = $run }} "
-                "DELETE r RETURN count(r) AS deleted"
-            ),
+
+    @functools.cached_property
+    def chunks_of_paths(self) -> str:
+        """``$paths``: each document of those paths with its chunks' ``index`` and ``text``."""
+        return (
+            f"UNWIND $paths AS path MATCH (d:{self._d}) WHERE d.{PATH_PROPERTY} = path "
+            f"RETURN path, {self._chunk_rows} AS chunks"
         )
+
+    @functools.cached_property
+    def page(self) -> str:
+        """``$limit`` documents without a key, by path: ``element``, ``path``, ``chunks``."""
+        return (
+            f"MATCH (d:{self._d}) WHERE d.{self.names.document.key} IS NULL "
+            f"WITH d ORDER BY d.{PATH_PROPERTY} LIMIT $limit "
+            f"RETURN elementId(d) AS element, d.{PATH_PROPERTY} AS path, {self._chunk_rows} AS chunks"
+        )
+
+    @functools.cached_property
+    def set_documents(self) -> str:
+        """``$rows`` of ``{element, props}``: a page's document properties."""
+        return f"UNWIND $rows AS row MATCH (d:{self._d}) WHERE elementId(d) = row.element SET d += row.props"
+
+    @functools.cached_property
+    def set_chunks(self) -> str:
+        """``$rows`` of ``{element, props}``: a page's chunk properties."""
+        return f"UNWIND $rows AS row MATCH (c:{self._c}) WHERE elementId(c) = row.element SET c += row.props"
+
+    @functools.cached_property
+    def stamp_links(self) -> str:
+        """``$elements`` (chunks), ``$run``: stamps their document and next-chunk links; ``links``."""
+        from_doc, next_chunk = self.names.chunk_document.relationship_type, self.names.next_chunk.relationship_type
+        return (
+            f"UNWIND $elements AS element MATCH (c:{self._c}) WHERE elementId(c) = element "
+            f"CALL (c) {{ MATCH (c)-[l:{from_doc}]->(:{self._d}) RETURN l "
+            f"UNION MATCH (c)-[l:{next_chunk}]->(:{self._c}) RETURN l }} "
+            f"SET l.{self._run_id} = $run RETURN count(l) AS links"
+        )
+
+    @functools.cached_property
+    def undo_documents(self) -> str:
+        """``$run``, ``$limit``: one page of document removals; ``removed``."""
+        return _remove(f"(n:{self._d})", f"n.{self._run_id} = $run", "n", self.document_keys)
+
+    @functools.cached_property
+    def undo_chunks(self) -> str:
+        """``$run``, ``$limit``: one page of chunk removals; ``removed``."""
+        return _remove(f"(n:{self._c})", f"n.{self._run_id} = $run", "n", self.chunk_keys)
+
+    @functools.cached_property
+    def undo_links(self) -> str:
+        """``$run``, ``$limit``: one page of link stamp removals; ``removed``."""
+        return _remove(f"(:{self._c})-[n:{self._links}]->()", f"n.{self._run_id} = $run", "n", (self._run_id,))
+
+    @functools.cached_property
+    def start_run(self) -> str:
+        """``$rows``: the run node, created Running."""
+        return self.names.run.create_statement()
+
+    @functools.cached_property
+    def finish_run(self) -> str:
+        """``$id``, ``$counts``: the run's status and counts, then completedAt."""
+        run = self.names.run
+        return f"MATCH (r:{run.label} {{{run.key}: $id}}) SET r += $counts, r.{run.stored('completed_at')} = datetime()"
+
+    @functools.cached_property
+    def run(self) -> str:
+        """``$run``: ``fingerprint`` of that run (no row when there is none)."""
+        run = self.names.run
+        return f"MATCH (r:{run.label} {{{run.key}: $run}}) RETURN r.{run.stored('settings_fingerprint')} AS fingerprint"
+
+    @functools.cached_property
+    def delete_run(self) -> str:
+        """``$run``: deletes the run node when nothing names it any more."""
+        run, run_id = self.names.run, self._run_id
+        return (
+            f"MATCH (r:{run.label} {{{run.key}: $run}}) "
+            f"WHERE NOT EXISTS {{ MATCH (n) WHERE (n:{self._d} OR n:{self._c}) AND n.{run_id} = $run }} "
+            f"AND NOT EXISTS {{ MATCH (:{self._c})-[l:{self._links}]->() WHERE l.{run_id} = $run }} "
+            "DELETE r RETURN count(r) AS deleted"
+        )
+
+
+_LISTED = "collect({})[..$listed] AS examples"
 
 
 def _remove(pattern: str, where: str, var: str, keys: tuple[str, ...]) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from graphrag_orm.chunking import ChunkPlan, chunk_id, section_id
+from graphrag_orm.chunking import ChunkPlan, PlanIds, plan_ids
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.errors import DocumentFailure
 from graphrag_orm.extraction.grounding import DocumentKnowledge
@@ -103,10 +103,17 @@ class PreparedDocument:
     knowledge: DocumentKnowledge | None = None
     #: False when the document was absent under the lease: there is nothing to replace.
     existed: bool = True
+    #: The plan's chunk and section ids, computed once by whoever planned it (None: computed here).
+    ids: PlanIds | None = None
 
     @property
     def document_id(self) -> str:
         return self.source.document_id
+
+    @property
+    def plan_ids(self) -> PlanIds:
+        """The ids the plan's chunks and sections are stored under."""
+        return self.ids or plan_ids(self.plan, self.document_id, self.loaded.content_hash)
 
 
 class DocumentWriter:
@@ -131,10 +138,9 @@ class DocumentWriter:
 
     def rows(self, prepared: PreparedDocument, run_id: str) -> DocumentRows:
         """The document's rows, each list whole (the statements slice them)."""
-        loaded, plan = prepared.loaded, prepared.plan
-        doc_id, fingerprint = prepared.document_id, plan.fingerprint
-        section_ids = {s.order: section_id(doc_id, loaded.content_hash, fingerprint, s.order) for s in plan.sections}
-        chunk_ids = [chunk_id(doc_id, loaded.content_hash, fingerprint, c.start_byte, c.end_byte) for c in plan.chunks]
+        plan, doc_id, ids = prepared.plan, prepared.document_id, prepared.plan_ids
+        section_ids = {s.order: ids.sections[i] for i, s in enumerate(plan.sections)}
+        chunk_ids = list(ids.chunks)
         stamp = {"run_id": run_id}
         # Sections and chunks are created with the edge to their document in one statement.
         section_edge = self.names.section_document.props(stamp)

@@ -13,10 +13,18 @@ from pydantic import Field, computed_field, field_validator, model_validator
 
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.errors import ConfigurationError, LoadError
+from graphrag_orm.loaders.outline import NO_OUTLINE, DocumentOutline, Heading
 from graphrag_orm.sources import Source, clean_title, content_hash
 from graphrag_orm.values import Value
 
-__all__ = ["MAX_DOCUMENT_BYTES_BOUNDS", "DocumentLoader", "LoadedDocument"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES_BOUNDS",
+    "NO_OUTLINE",
+    "DocumentLoader",
+    "DocumentOutline",
+    "Heading",
+    "LoadedDocument",
+]
 
 MAX_DOCUMENT_BYTES_BOUNDS = (1 << 10, 256 << 20)
 """Inclusive bounds of every loader's ``max_document_bytes``: 1 KiB to 256 MiB."""
@@ -34,7 +42,10 @@ class LoadedDocument(Value):
     page's text starts: non-decreasing, within ``[0, length_bytes]`` and at code-point
     boundaries. ``content_hash`` is the SHA-256 of ``utf8``, computed once. ``title`` is
     cleaned and bounded (:func:`~graphrag_orm.sources.clean_title`: one line, no control
-    characters, at most 500 characters), whichever loader set it.
+    characters, at most 500 characters), whichever loader set it. ``outline`` is what a
+    loader knows of the document's structure (headings, fenced blocks) for the chunker's
+    sections; it is checked against the bytes (increasing heading starts, each line
+    inside the document, levels 1 to 6, fences inside the document) and never dumped.
     """
 
     source_uri: str
@@ -42,6 +53,8 @@ class LoadedDocument(Value):
     title: str | None = None
     utf8: bytes = Field(repr=False)
     page_starts: tuple[int, ...] | None = None
+    #: The structure the loader found (None: none given; see :attr:`structure`).
+    outline: DocumentOutline | None = Field(default=None, repr=False, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -77,11 +90,37 @@ class LoadedDocument(Value):
                 previous = start
         return self
 
+    @model_validator(mode="after")
+    def _valid_outline(self) -> LoadedDocument:
+        if self.outline is None:
+            return self
+        size, previous = len(self.utf8), -1
+        for heading in self.outline.headings:
+            if not (previous < heading.start < heading.line_end <= size and 1 <= heading.level <= 6):
+                raise ValueError(f"heading at {heading.start} is not a line of the document in order (level 1 to 6)")
+            previous = heading.start
+        if any(not 0 <= start <= end <= size for start, end in self.outline.fences):
+            raise ValueError("a fenced block lies outside the document")
+        return self
+
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
     def content_hash(self) -> str:
         """SHA-256 (lower-case hex) of ``utf8``."""
         return content_hash(self.utf8)
+
+    @cached_property
+    def structure(self) -> DocumentOutline:
+        """The headings and fenced blocks the chunker cuts by: the loader's :attr:`outline` when
+        it gave one, else the Markdown outline of a ``text/markdown`` document
+        (:mod:`graphrag_orm.loaders.markdown`), else none."""
+        if self.outline is not None:
+            return self.outline
+        if self.media_type == "text/markdown":
+            from graphrag_orm.loaders.markdown import outline  # the loader package's one Markdown reader
+
+            return outline(self.utf8)
+        return NO_OUTLINE
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import NamedTuple
 
+from graphrag_orm.loaders.outline import DocumentOutline, Heading
 from graphrag_orm.sources import clean_title
 
 __all__ = ["Heading", "MarkdownOutline", "first_title", "outline"]
@@ -43,31 +43,15 @@ _HASH, _BACKTICK, _TILDE, _SPACE, _TAB, _CR = 35, 96, 126, 32, 9, 13
 _RUNS = {_HASH: re.compile(rb"#+"), _BACKTICK: re.compile(rb"`+"), _TILDE: re.compile(rb"~+")}
 
 
-class Heading(NamedTuple):
-    """One ATX heading: its line ``[start, line_end)`` (with the line ending), level and title."""
-
-    start: int
-    line_end: int
-    level: int
-    title: str
-
-
-class MarkdownOutline(NamedTuple):
-    """The headings in document order, and each fenced block as ``(start, end)`` byte offsets.
-
-    A fence's span runs from its opening line's first byte to the byte after its
-    closing line (with the line ending), or to the end of the document when unclosed.
-    """
-
-    headings: list[Heading]
-    fences: list[tuple[int, int]]
+MarkdownOutline = DocumentOutline
+"""The outline a Markdown document has (:class:`~graphrag_orm.loaders.base.DocumentOutline`)."""
 
 
 def outline(utf8: bytes) -> MarkdownOutline:
     """Every ATX heading outside fenced code, and every fenced code block, of a document."""
     fences: list[tuple[int, int]] = []
-    headings = list(_scan(utf8, fences))
-    return MarkdownOutline(headings, fences)
+    headings = tuple(_scan(utf8, fences))
+    return DocumentOutline(headings, tuple(fences))
 
 
 def first_title(utf8: bytes) -> str | None:

@@ -428,3 +428,48 @@ def test_plan_helpers_give_exact_texts() -> None:
     section = plan.sections[0]
     assert plan.section_text(document.utf8, section) == "# Title 😀\nBody\n"
     assert plan.to_json().startswith('{"sections":[{"order":0,"level":1,"title":"Title 😀","startByte":')
+
+
+# --- The outline a loader gives ------------------------------------------------------------
+
+
+def test_a_loader_that_gives_an_outline_gets_sections_whatever_the_media_type() -> None:
+    from pathlib import Path
+
+    from graphrag_orm.loaders.base import DocumentOutline, Heading
+
+    text = b"Intro\n\nGuide\nbody one\n\nDetails\nbody two\n"
+    guide, details = text.index(b"Guide"), text.index(b"Details")
+    outline = DocumentOutline(
+        (
+            Heading(guide, guide + len(b"Guide\n"), 1, "Guide"),
+            Heading(details, details + len(b"Details\n"), 2, "Details"),
+        ),
+        (),
+    )
+    html = LoadedDocument(source_uri="file:///page.html", media_type="text/html", utf8=text, outline=outline)
+    plan = Chunker().plan(html)
+    assert [(s.title, s.level, s.parent_order) for s in plan.sections] == [("Guide", 1, None), ("Details", 2, 0)]
+    assert text[plan.chunks[-1].start_byte :].startswith(b"Details")
+    # The chunker reads the outline; it knows no format (the loaders own Markdown).
+    package = Path(__file__).resolve().parents[2] / "graphrag_orm" / "chunking"
+    assert not any("markdown" in path.read_text() for path in package.glob("*.py") if path.name != "__init__.py")
+    assert "outline" not in html.model_dump()
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [(5, 3, 1, "backwards"), (0, 99, 1, "past the end"), (0, 4, 7, "level 7")],
+)
+def test_an_outline_that_does_not_fit_the_bytes_is_refused(heading: tuple[int, int, int, str]) -> None:
+    from pydantic import ValidationError
+
+    from graphrag_orm.loaders.base import DocumentOutline, Heading
+
+    with pytest.raises(ValidationError):
+        LoadedDocument(
+            source_uri="text:x",
+            media_type="text/plain",
+            utf8=b"line\nmore text\n",
+            outline=DocumentOutline((Heading(*heading),), ()),
+        )

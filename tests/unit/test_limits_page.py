@@ -110,7 +110,7 @@ def code_figure(value: Any) -> Any:
 def test_the_page_finds_the_options_it_is_about() -> None:
     names = {name for name, _ in bounded_fields()}
     assert {"RetrievalOptions.max_items", "IngestionOptions.max_documents", "SandboxLimits.max_rows"} <= names
-    assert {"retrieval.scope.MAX_SCOPE_ROWS", "chunking.MAX_UTF8_BYTES_BOUNDS"} <= set(bound_constants())
+    assert {"retrieval.scope.MAX_SCOPE_ROWS", "chunking.options.MAX_UTF8_BYTES_BOUNDS"} <= set(bound_constants())
 
 
 @pytest.mark.parametrize("name, field", bounded_fields(), ids=lambda value: value if isinstance(value, str) else "")

@@ -312,7 +312,7 @@ def test_headings_inside_fences_do_not_count() -> None:
 def test_fences_are_reported_with_their_spans() -> None:
     text = b"a\n```\nx\n```\nb\n~~~\nunclosed\n"
     fences = outline(text).fences
-    assert fences == [(2, 12), (14, len(text))]
+    assert fences == ((2, 12), (14, len(text)))
     assert text[2:12] == b"```\nx\n```\n"
 
 
