@@ -136,3 +136,30 @@ def test_schemathesis_finds_no_failure_in_the_served_schema(corpus: None, app_ur
     assert "✅ Stateful" in summary and "⏭  Stateful" not in summary, summary
     events = [json.loads(line) for path in report.glob("*.ndjson") for line in path.read_text().splitlines() if line]
     assert events, "schemathesis wrote no report"
+
+
+async def test_one_question_bound_on_every_surface() -> None:
+    from graphrag_orm.errors import QuestionRefused
+    from graphrag_orm.tools import GraphRagTools
+
+    rag = GraphRag(
+        embedding_set=OFFLINE_EMBEDDING_SET,
+        embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+        chat=ExtractiveChat(),
+    )
+    bound = RetrievalOptions().max_question_chars
+    http = create_app(rag).openapi()["paths"]
+    ask = http[f"{PREFIX}/ask"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    search = http[f"{PREFIX}/search"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    tools = {spec.name: spec.input_schema["properties"] for spec in GraphRagTools(rag).specs()}
+    assert {
+        ask["properties"]["question"]["maxLength"],
+        ask["properties"]["history"]["items"]["properties"]["question"]["maxLength"],
+        search["properties"]["query"]["maxLength"],
+        tools["answer_from_documents"]["question"]["maxLength"],  # the same schemas go to MCP
+        tools["search_documents"]["query"]["maxLength"],
+    } == {bound}
+    # The adapters go through the retriever, which refuses past the same bound before any read.
+    with pytest.raises(QuestionRefused) as refused:
+        await rag.retriever.retrieve("q" * (bound + 1))
+    assert refused.value.code == "question-too-long"
