@@ -11,7 +11,7 @@ from pydantic.alias_generators import to_camel
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import ConfigurationError
 
-__all__ = ["Limit", "Options", "Value", "strings_in"]
+__all__ = ["Limit", "Options", "Value", "integral", "strings_in"]
 
 
 class Value(BaseModel):
@@ -67,3 +67,14 @@ def strings_in(value: Any) -> Iterator[str]:
     elif isinstance(value, list | tuple | set | frozenset):
         for item in value:
             yield from strings_in(item)
+
+
+def integral(value: Any) -> Any:
+    """An integral float (``2.0``) as the integer it is, as JSON Schema's ``integer`` counts it; any other value as given.
+
+    For a strict integer field (``BeforeValidator(integral)``) or a hand-written check:
+    ``2.5``, ``True`` and ``"2"`` come back unchanged, to be refused there.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value

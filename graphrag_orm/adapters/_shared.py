@@ -5,7 +5,8 @@ Nothing here imports LangChain or LlamaIndex; the two adapter modules do, and on
 - :func:`evidence_metadata`: the same keys on a LangChain ``Document`` and a LlamaIndex
   ``TextNode``, camelCase as in the toolkit's JSON. They describe *evidence*: passages
   to read and quote, ranked by retrieval. They are not checked citations; only
-  ``rag.answers`` checks a citation against the stored bytes.
+  ``rag.answers`` checks a citation against the stored bytes. ``score`` is one users can
+  threshold (:func:`relative_scores`); ``title`` is left out when the document has none.
 - :func:`fixed_options`: the retrieval options with the application's scope, fixed when
   the adapter is built; a caller's query never changes it.
 - :func:`adapter_fingerprint`: the chunker fingerprint of another library's splitter
@@ -38,6 +39,7 @@ __all__ = [
     "evidence_metadata",
     "fixed_options",
     "invalid_fields",
+    "relative_scores",
     "retrieval_options_of",
 ]
 
@@ -48,22 +50,39 @@ ADAPTER_VERSION = "1"
 EVIDENCE_KIND = "evidence"
 
 
-def evidence_metadata(item: EvidenceItem, evidence: Evidence) -> dict[str, Any]:
-    """The metadata of one retrieved passage: ids, span, score, routes, pages and what was left out.
+def relative_scores(evidence: Evidence) -> tuple[float, ...]:
+    """Each item's fused score as a fraction of the best one of this result list: 1.0 for the first, 0..1.
 
-    ``limitsReached`` and ``omittedItems`` are the retrieval's (the same on every passage
-    of one call), so a limit reached is never silent. ``citationChecked`` is always False.
+    Fused scores are sums of reciprocal ranks (about 0.03 at best), so a usual cut-off such
+    as LlamaIndex's ``SimilarityPostprocessor(similarity_cutoff=0.5)`` would drop every
+    item; relative to the best item, 0.5 keeps what scored at least half as well. The order
+    is the fused order. All zeros when no item scored above zero.
     """
-    return {
+    best = max((item.score for item in evidence.items), default=0.0)
+    if best <= 0:
+        return tuple(0.0 for _ in evidence.items)
+    return tuple(min(1.0, max(0.0, item.score / best)) for item in evidence.items)
+
+
+def evidence_metadata(item: EvidenceItem, evidence: Evidence, score: float) -> dict[str, Any]:
+    """The metadata of one retrieved passage: ids, span, scores, routes, pages and what was left out.
+
+    ``score`` is the item's relative score (:func:`relative_scores`), ``fusedScore`` its
+    fused score. ``title`` is there only when the document has one, so no model reads
+    ``title: None``. ``limitsReached`` and ``omittedItems`` are the retrieval's (the same on
+    every passage of one call), so a limit reached is never silent. ``citationChecked`` is
+    always False.
+    """
+    metadata: dict[str, Any] = {
         "kind": EVIDENCE_KIND,
         "citationChecked": False,
         "chunkId": item.chunk_id,
         "documentId": item.document_id,
         "sourceUri": item.source_uri,
-        "title": item.title,
         "startByte": item.start_byte,
         "endByte": item.end_byte,
-        "score": item.score,
+        "score": score,
+        "fusedScore": item.score,
         "routes": [rank.model_dump(mode="json", by_alias=True) for rank in item.routes],
         "pages": None if item.pages is None else [page.page for page in item.pages],
         "grounding": item.grounding.value,
@@ -71,6 +90,9 @@ def evidence_metadata(item: EvidenceItem, evidence: Evidence) -> dict[str, Any]:
         "omittedItems": evidence.omitted_items,
         "limitsReached": [str(limit.name) for limit in evidence.limits_reached],
     }
+    if item.title:
+        metadata["title"] = item.title
+    return metadata
 
 
 def adapter_fingerprint(adapter: str, splitter: object) -> str:

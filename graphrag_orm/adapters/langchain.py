@@ -3,7 +3,9 @@
 - :class:`GraphRagRetriever` is a LangChain ``BaseRetriever`` over ``rag.retriever``. Each
   ``Document`` is one evidence item: ``page_content`` is its text, exactly the stored bytes
   of its span, ``id`` its chunk id, and ``metadata`` carries ``chunkId``, ``documentId``,
-  ``sourceUri``, ``title``, ``startByte``, ``endByte``, ``score``, ``routes``, ``pages``,
+  ``sourceUri``, ``title`` (only when the document has one), ``startByte``, ``endByte``,
+  ``score`` (the fused score relative to the best item's: 1.0 for the first, 0..1, to
+  threshold), ``fusedScore``, ``routes``, ``pages``,
   ``grounding``, ``textOrigin``, ``omittedItems`` and ``limitsReached``, with ``kind``
   ``"evidence"`` and ``citationChecked`` False: these are passages to read and quote, not
   checked citations (``rag.answers`` checks citations). Context items (neighbours, a
@@ -46,6 +48,7 @@ from graphrag_orm.adapters._shared import (
     evidence_metadata,
     fixed_options,
     invalid_fields,
+    relative_scores,
     retrieval_options_of,
 )
 from graphrag_orm.codes import ErrorCode
@@ -75,8 +78,8 @@ CONTEXT_SEPARATOR = " > "
 def to_documents(evidence: Evidence) -> list[Document]:
     """The evidence items as LangChain documents, best first (context items are left out)."""
     return [
-        Document(id=item.chunk_id, page_content=item.text, metadata=evidence_metadata(item, evidence))
-        for item in evidence.items
+        Document(id=item.chunk_id, page_content=item.text, metadata=evidence_metadata(item, evidence, score))
+        for item, score in zip(evidence.items, relative_scores(evidence), strict=True)
     ]
 
 

@@ -1,11 +1,13 @@
 """LlamaIndex (extra ``llamaindex``): the toolkit's evidence as a retriever, and LlamaIndex's nodes ingested.
 
 - :class:`GraphRagRetriever` is a LlamaIndex ``BaseRetriever`` over ``rag.retriever``. Each
-  ``NodeWithScore`` is one evidence item: its score is the item's fused score, and its
+  ``NodeWithScore`` is one evidence item: its score is the item's fused score relative to
+  the best item's (1.0 for the first, 0..1, so ``SimilarityPostprocessor`` cut-offs work;
+  ``fusedScore`` in the metadata is the fused score itself), and its
   ``TextNode`` has the chunk id as ``id_``, the item's text (exactly the stored bytes of its
   span) as ``text``, the document id as its source node, and the metadata keys of the
-  LangChain adapter (``chunkId``, ``documentId``, ``sourceUri``, ``title``, ``startByte``,
-  ``endByte``, ``score``, ``routes``, ``pages``, ``grounding``, ``textOrigin``,
+  LangChain adapter (``chunkId``, ``documentId``, ``sourceUri``, ``title`` when the document
+  has one, ``startByte``, ``endByte``, ``score``, ``fusedScore``, ``routes``, ``pages``, ``grounding``, ``textOrigin``,
   ``omittedItems``, ``limitsReached``, ``kind`` ``"evidence"`` and ``citationChecked``
   False): passages to read and quote, not checked citations. Only ``title`` and
   ``sourceUri`` are shown to a model with the text, and no metadata is embedded. The
@@ -47,6 +49,7 @@ from graphrag_orm.adapters._shared import (
     adapter_fingerprint,
     evidence_metadata,
     fixed_options,
+    relative_scores,
     retrieval_options_of,
 )
 from graphrag_orm.codes import ErrorCode
@@ -74,8 +77,8 @@ _SHOWN_TO_MODELS = frozenset({"title", "sourceUri"})
 def to_nodes(evidence: Evidence) -> list[NodeWithScore]:
     """The evidence items as scored LlamaIndex nodes, best first (context items are left out)."""
     nodes: list[NodeWithScore] = []
-    for item in evidence.items:
-        metadata = evidence_metadata(item, evidence)
+    for item, score in zip(evidence.items, relative_scores(evidence), strict=True):
+        metadata = evidence_metadata(item, evidence, score)
         node = TextNode(
             id_=item.chunk_id,
             text=item.text,
@@ -84,7 +87,7 @@ def to_nodes(evidence: Evidence) -> list[NodeWithScore]:
             excluded_llm_metadata_keys=sorted(set(metadata) - _SHOWN_TO_MODELS),
             relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=item.document_id)},
         )
-        nodes.append(NodeWithScore(node=node, score=item.score))
+        nodes.append(NodeWithScore(node=node, score=score))
     return nodes
 
 

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.server.options import ServerOptions
 from graphrag_orm.server.problems import PROBLEM_MEDIA_TYPE, Problem, ProblemCode, problem
+from graphrag_orm.server.reads import ServerReads
 from graphrag_orm.server.router import NO_STORE, graphrag_router
 
 __all__ = ["add_problem_handlers", "create_app"]
@@ -112,5 +113,5 @@ def create_app(rag: GraphRag, options: ServerOptions | None = None) -> FastAPI:
     if options.explorer:
         from graphrag_orm.server.explorer import explorer_router
 
-        app.include_router(explorer_router(options.prefix))
+        app.include_router(explorer_router(options.prefix, ServerReads(rag, options).question_bound))
     return app

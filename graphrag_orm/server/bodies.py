@@ -4,18 +4,20 @@ Every check here runs before a read or a model call, and none raises: each funct
 returns the parsed value or a :class:`~graphrag_orm.server.problems.Problem`. Bounds:
 a body of at most :data:`MAX_BODY_BYTES`, JSON only (``Content-Type: application/json``,
 so a browser on another origin must ask first), no field but those listed (so a caller
-can never send a ``scope``), a question or query of 1 to ``max_question_length``
-characters that is not only whitespace, at most ``max_history_turns`` earlier turns,
+can never send a ``scope``), a question or query of 1 to the retrieval's
+``max_question_chars`` characters that is not only whitespace, at most ``max_history_turns`` earlier turns,
 each a question and an answer, both strings (a turn whose answer is null or missing is
 refused like any other wrong type), the question within the same bound and the answer
-within :data:`MAX_TURN_ANSWER_CHARS`.
+within :data:`MAX_TURN_ANSWER_CHARS`. A limit is an integer, and an integral number
+(``2.0``) is one, as JSON Schema says; ``2.5``, ``true`` and ``"2"`` are not.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import re
+from typing import Annotated, Final
 
-from pydantic import Field, StrictInt, StrictStr, ValidationError
+from pydantic import BeforeValidator, Field, StrictInt, StrictStr, ValidationError
 
 from graphrag_orm.answers.turns import Turn
 from graphrag_orm.codes import ErrorCode
@@ -23,7 +25,7 @@ from graphrag_orm.errors import QuestionRefused
 from graphrag_orm.retrieval.question import check_question
 from graphrag_orm.server.options import ServerOptions
 from graphrag_orm.server.problems import Problem, ProblemCode, problem
-from graphrag_orm.values import Value
+from graphrag_orm.values import Value, integral
 
 __all__ = [
     "DEFAULT_DOCUMENTS_LIMIT",
@@ -48,6 +50,8 @@ DEFAULT_SEARCH_LIMIT: Final = 5
 MAX_SEARCH_LIMIT: Final = 20
 DEFAULT_DOCUMENTS_LIMIT: Final = 50
 MAX_DOCUMENTS_LIMIT: Final = 1_000
+# Digits (at most five) and, as JSON writes an integral number, an optional zero fraction.
+_INTEGRAL_TEXT: Final = re.compile(r"([0-9]{1,5})(?:\.0{1,5})?")
 
 
 class HistoryTurn(Value):
@@ -71,7 +75,7 @@ class SearchBody(Value):
     """``POST {prefix}/search``: the query and how many passages (1..20, default 5)."""
 
     query: StrictStr
-    limit: StrictInt = Field(DEFAULT_SEARCH_LIMIT)
+    limit: Annotated[StrictInt, BeforeValidator(integral)] = Field(DEFAULT_SEARCH_LIMIT)
 
 
 def is_json(content_type: str | None) -> bool:
@@ -107,9 +111,10 @@ def _question(text: str, bound: int, what: str) -> Problem | None:
     return None
 
 
-def read_ask(raw: bytes, options: ServerOptions) -> AskBody | Problem:
+def read_ask(raw: bytes, options: ServerOptions, bound: int) -> AskBody | Problem:
     """The ask body, or why it is refused (``invalid-request``, ``too-many-turns``,
-    ``empty-question``, ``question-too-long``), checked in that order."""
+    ``empty-question``, ``question-too-long``), checked in that order; ``bound`` is the
+    question bound (the retrieval's ``max_question_chars``)."""
     if len(raw) > MAX_BODY_BYTES:
         return too_large()
     try:
@@ -121,15 +126,14 @@ def read_ask(raw: bytes, options: ServerOptions) -> AskBody | Problem:
             ProblemCode.TOO_MANY_TURNS,
             f"the history has {len(body.history)} turns; the bound is {options.max_history_turns}",
         )
-    refused = _question(body.question, options.max_question_length, "question")
+    refused = _question(body.question, bound, "question")
     if refused is not None:
         return refused
     for number, turn in enumerate(body.history, start=1):
-        if len(turn.question) > options.max_question_length:
+        if len(turn.question) > bound:
             return problem(
                 ProblemCode.QUESTION_TOO_LONG,
-                f"turn {number}'s question has {len(turn.question):,} characters; "
-                f"the bound is {options.max_question_length:,}",
+                f"turn {number}'s question has {len(turn.question):,} characters; the bound is {bound:,}",
             )
         if len(turn.answer) > MAX_TURN_ANSWER_CHARS:
             return problem(
@@ -141,9 +145,9 @@ def read_ask(raw: bytes, options: ServerOptions) -> AskBody | Problem:
     return body
 
 
-def read_search(raw: bytes, options: ServerOptions) -> SearchBody | Problem:
+def read_search(raw: bytes, bound: int) -> SearchBody | Problem:
     """The search body, or why it is refused (``invalid-request``, ``invalid-limit``,
-    ``empty-question``, ``question-too-long``)."""
+    ``empty-question``, ``question-too-long``); ``bound`` is the question bound."""
     if len(raw) > MAX_BODY_BYTES:
         return too_large()
     try:
@@ -154,18 +158,19 @@ def read_search(raw: bytes, options: ServerOptions) -> SearchBody | Problem:
         return _invalid(error, '"query" (a string) and "limit" (an integer)')
     if not 1 <= body.limit <= MAX_SEARCH_LIMIT:
         return _limit_problem(MAX_SEARCH_LIMIT)
-    refused = _question(body.query, options.max_question_length, "query")
+    refused = _question(body.query, bound, "query")
     return refused if refused is not None else body
 
 
 def read_documents_limit(values: list[str]) -> int | Problem:
-    """``?limit=`` of the documents list: one integer from 1 to 1,000 (50 when absent)."""
+    """``?limit=`` of the documents list: one integer from 1 to 1,000 (50 when absent);
+    ``5.0`` is the integer 5, as JSON Schema counts it."""
     if not values:
         return DEFAULT_DOCUMENTS_LIMIT
-    text = values[0].strip()
-    if len(values) > 1 or not text.isascii() or not text.isdigit() or len(text) > 5:
+    found = _INTEGRAL_TEXT.fullmatch(values[0].strip())
+    if len(values) > 1 or found is None:
         return _limit_problem(MAX_DOCUMENTS_LIMIT)
-    limit = int(text)
+    limit = int(found.group(1))
     return limit if 1 <= limit <= MAX_DOCUMENTS_LIMIT else _limit_problem(MAX_DOCUMENTS_LIMIT)
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "encode",
     "event_name",
     "event_of",
+    "event_types",
 ]
 
 
@@ -90,6 +91,11 @@ _NAMES: dict[type[Value], EventName] = {
     RefusedEvent: EventName.REFUSED,
     ErrorEvent: EventName.ERROR,
 }
+
+
+def event_types() -> tuple[tuple[EventName, type[Value]], ...]:
+    """Each event's name and the value its data is, in the order a stream sends them."""
+    return tuple((name, model) for model, name in _NAMES.items())
 
 
 def event_of(update: Retrieved | Delta | Completed, trace_id: str | None = None) -> Event:

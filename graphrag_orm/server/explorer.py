@@ -4,7 +4,8 @@
 ``/explorer/``, read once from ``graphrag_orm/server/static``; nothing else is served
 (any other asset name is a 404 ``not-found`` problem) and nothing is fetched from anywhere else (no CDN, no build step). The page learns
 where the API is from a ``<meta name="graphrag-api">`` tag holding the application's
-root path and the prefix, escaped. Every response carries a Content-Security-Policy that
+root path and the prefix, escaped; its question box holds at most the server's question
+bound (``maxlength``, filled in when the page is served). Every response carries a Content-Security-Policy that
 allows only this origin's script, style and requests and no inline script, so a document
 text that slipped past the page's ``textContent`` rule still could not run. The page reads
 no document text of its own: it shows what the API returns.
@@ -54,8 +55,11 @@ def _static(name: str) -> str:
     return resources.files("graphrag_orm.server").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def explorer_router(prefix: str) -> APIRouter:
+def explorer_router(prefix: str, max_question_chars: int) -> APIRouter:
     """A router serving the explorer page at ``GET /`` for the API mounted at ``prefix``.
+
+    ``max_question_chars`` is the API's question bound (the retrieval options'
+    ``max_question_chars``): the question box takes no more.
 
     ``prefix`` is the API's path (``/graphrag``; ``""`` or ``"/"`` for the root); the
     page asks ``{root_path}{prefix}/ask`` and lists ``{root_path}{prefix}/documents``.
@@ -68,7 +72,7 @@ def explorer_router(prefix: str) -> APIRouter:
             ErrorCode.INVALID_OPTION,
             "the explorer's API prefix must be a path such as /graphrag (letters, digits, ._~-)",
         )
-    page = _static("index.html")
+    page = _static("index.html").replace("{{max_question}}", str(int(max_question_chars)))
     assets = {name: (_static(name), media_type) for name, media_type in _ASSETS.items()}
     router = APIRouter()
 

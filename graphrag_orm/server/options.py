@@ -20,10 +20,8 @@ if TYPE_CHECKING:
 else:  # pydantic resolves the annotation at run time; the callable's argument is not validated
     Request = Any
 
-__all__ = ["MAX_HISTORY_TURNS", "MAX_QUESTION_LENGTH", "ScopeFor", "ServerOptions"]
+__all__ = ["MAX_HISTORY_TURNS", "ScopeFor", "ServerOptions"]
 
-#: The largest ``max_question_length`` an application may choose (characters).
-MAX_QUESTION_LENGTH: Final = 20_000
 #: The most earlier turns a follow-up may send.
 MAX_HISTORY_TURNS: Final = 20
 
@@ -36,20 +34,19 @@ class ServerOptions(Options):
 
     - ``prefix``: where the endpoints live (``""`` or a path such as ``/graphrag``, no
       trailing slash).
-    - ``max_question_length``: characters of a question or a search query (1..20,000,
-      default 2,000); it is also the retrieval's ``max_question_chars`` for these requests.
     - ``max_history_turns``: earlier turns a follow-up may send (0..20, default 20).
     - ``scope_for``: called with each request (sync or async) before any work; what it
       returns is that request's scope, and ``None`` leaves the base options' scope. The
       caller can never choose a scope: a body with a ``scope`` field is refused.
       Whatever it raises (an ``HTTPException`` for a caller it does not know) is the
       application's response.
-    - ``retrieval``: the base retrieval options (the retriever's own when ``None``).
+    - ``retrieval``: the base retrieval options (the retriever's own when ``None``); their
+      ``max_question_chars`` bounds a question, a query and each turn's question here, as
+      it does in the tools, over MCP and in the adapters.
     - ``explorer``: ``create_app`` serves the explorer page at ``/``.
     """
 
     prefix: str = Field("/graphrag", max_length=200, pattern=r"^(/[A-Za-z0-9._~\-]+)*$")
-    max_question_length: int = Field(2_000, ge=1, le=MAX_QUESTION_LENGTH)
     max_history_turns: int = Field(MAX_HISTORY_TURNS, ge=0, le=MAX_HISTORY_TURNS)
     scope_for: ScopeFor | None = None
     retrieval: RetrievalOptions | None = None

@@ -32,13 +32,15 @@ class ServerReads:
         self.rag = rag
         self.options = options
 
+    @property
+    def question_bound(self) -> int:
+        """Characters a question, a query or a turn's question may have: the base options' ``max_question_chars``."""
+        return self.retrieval_options(None).max_question_chars
+
     def retrieval_options(self, scope: Scope | None) -> RetrievalOptions:
-        """The base options with the endpoints' question bound and, when given, the request's scope."""
+        """The base options with, when given, the request's scope."""
         base = self.options.retrieval or self.rag.retriever.options
-        update: dict[str, object] = {"max_question_chars": self.options.max_question_length}
-        if scope is not None:
-            update["scope"] = scope
-        return base.model_copy(update=update)
+        return base if scope is None else base.model_copy(update={"scope": scope})
 
     async def search(self, query: str, limit: int, scope: Scope | None) -> SearchResult:
         """At most ``limit`` passages for ``query``; raises what the retriever raises."""

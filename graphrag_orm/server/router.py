@@ -25,6 +25,7 @@ from graphrag_orm.facade import GraphRag
 from graphrag_orm.retrieval.scope import CypherScope, DocumentsScope, MetadataScope, Scope, SectionsScope
 from graphrag_orm.server.asking import MAX_CLOSE_SECONDS, ask_events, request_context
 from graphrag_orm.server.bodies import MAX_BODY_BYTES, is_json, read_ask, read_documents_limit, read_search, too_large
+from graphrag_orm.server.openapi import DOCUMENT_OPERATION, Described
 from graphrag_orm.server.options import ServerOptions
 from graphrag_orm.server.problems import PROBLEM_MEDIA_TYPE, Problem, ProblemCode, problem
 from graphrag_orm.server.reads import ServerReads
@@ -36,11 +37,6 @@ _log = logging.getLogger("graphrag_orm.server")
 
 #: Nothing these endpoints return may be kept by a cache: each answer is read afresh.
 NO_STORE: Final = {"Cache-Control": "no-store"}
-
-_PROBLEM: Final[dict[str, Any]] = {
-    "description": "A problem (RFC 9457) with a stable code",
-    "content": {PROBLEM_MEDIA_TYPE: {}},
-}
 
 
 class EventStream(StreamingResponse):
@@ -116,6 +112,8 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
     if answers is None:
         raise ConfigurationError(ErrorCode.INVALID_OPTION, "graphrag_router needs a GraphRag with a chat client")
     reads = ServerReads(rag, options)
+    bound = reads.question_bound
+    described = Described(bound, options.max_history_turns)
     router = APIRouter(prefix=options.prefix, tags=["graphrag"])
 
     async def scope_of(request: Request) -> Scope | None:
@@ -132,13 +130,17 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
     @router.post(
         "/ask",
         summary="Answer with checked citations, streamed as server-sent events",
-        responses={200: {"content": {"text/event-stream": {}}}, 400: _PROBLEM},
+        operation_id="ask",
+        # No media type of its own: the stream's description (itemSchema) is the only one listed.
+        response_class=Response,
+        responses=described.ask_responses,
+        openapi_extra=described.ask_extra,
     )
     async def ask(request: Request) -> Response:
         raw = await _body(request)
         if isinstance(raw, Problem):
             return _problem(raw)
-        body = read_ask(raw, options)
+        body = read_ask(raw, options, bound)
         if isinstance(body, Problem):
             return _problem(body)
         scope = await scope_of(request)
@@ -149,13 +151,15 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
     @router.post(
         "/search",
         summary="Passages to read and quote, not an answer",
-        responses={400: _PROBLEM, 500: _PROBLEM},
+        operation_id="search",
+        responses=described.search_responses,
+        openapi_extra=described.search_extra,
     )
     async def search(request: Request) -> Response:
         raw = await _body(request)
         if isinstance(raw, Problem):
             return _problem(raw)
-        body = read_search(raw, options)
+        body = read_search(raw, bound)
         if isinstance(body, Problem):
             return _problem(body)
         scope = await scope_of(request)
@@ -168,7 +172,9 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
     @router.get(
         "/documents",
         summary="Documents inside the application's scope, by source URI",
-        responses={400: _PROBLEM, 500: _PROBLEM},
+        operation_id="documents",
+        responses=described.documents_responses,
+        openapi_extra=described.documents_extra,
     )
     async def documents(request: Request) -> Response:
         limit = read_documents_limit(request.query_params.getlist("limit"))
@@ -184,9 +190,13 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
     @router.get(
         "/documents/{document_id}",
         summary="A document's metadata and chunk spans, never its text",
-        responses={404: _PROBLEM, 500: _PROBLEM},
+        operation_id=DOCUMENT_OPERATION,
+        responses=described.document_responses,
+        openapi_extra=described.document_extra,
     )
-    async def document(document_id: str, request: Request) -> Response:
+    async def document(request: Request) -> Response:
+        # Read here, not as an argument: FastAPI would describe a 422 that is never sent.
+        document_id: str = request.path_params["document_id"]
         scope = await scope_of(request)
         try:
             view = await reads.document(document_id, scope)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from graphrag_orm.tools.values import ToolName
+from graphrag_orm.values import integral
 
 __all__ = [
     "MAX_ID_CHARS",
@@ -156,7 +157,8 @@ def _check(name: str, value: Any, schema: Mapping[str, Any]) -> Any:
         if len(trimmed) > schema.get("maxLength", len(trimmed)):
             raise BadArguments(f"{name} is longer than {schema['maxLength']} characters")
         return trimmed
-    # An integer: a bool or a float is refused, never read as a number.
+    # An integer (2.0 is one, as JSON Schema counts it): a bool or another float is refused.
+    value = integral(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise BadArguments(f"{name} must be an integer")
     if not schema["minimum"] <= value <= schema["maximum"]:

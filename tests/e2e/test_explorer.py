@@ -51,6 +51,7 @@ from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.ingestion import RunStatus
+from graphrag_orm.retrieval import RetrievalOptions
 from graphrag_orm.server import ServerOptions, create_app
 from graphrag_orm.server.explorer import explorer_router
 from graphrag_orm.sources import SourceMetadata, Sources
@@ -80,12 +81,18 @@ TYRES = (
     "the pressure depends on the rider's weight.\n"
 )
 TYRES_TITLE = "Tyres <i>and</i> trails"
+# Untitled, with a long URI and the source's hard line breaks (a wrapped plain-text file).
+SURVEY_URI = "field-notes/2024/north-shore/tidepool-survey/appendix-b.txt"
+SURVEY = "The survey counted\nforty-one anemones\nin the upper pools.\n\nA second count in May\nfound thirty-eight.\n"
 
 SOURCES = (
     Sources.text("bikes", BIKES, metadata=SourceMetadata(title="Brake calipers")),
     Sources.text("café", CAFE, metadata=SourceMetadata(title="Le café des Pédales")),
     Sources.text("tyres", TYRES, metadata=SourceMetadata(title=TYRES_TITLE)),
+    Sources.text(SURVEY_URI, SURVEY),
 )
+#: The server's question bound in these tests (the retrieval's, not the default): the box must hold this many.
+QUESTION_BOUND = 300
 
 CITED_QUESTION = "Who supplies the BC-310 caliper, and who rides it on Sundays?"
 CITED_ANSWER = "Northwind Components of Leeds supplies it; the club «Les Pédales» rides it on Sundays."
@@ -96,6 +103,10 @@ WITHDRAWN_QUESTION = "Who painted the BC-310 caliper?"
 WITHDRAWN_ANSWER = "The calipers are painted by hand in Leeds before they are tested."
 UNANSWERABLE_QUESTION = "What is the capital of Mars?"
 FAILING_QUESTION = "How long does the caliper test take?"
+SURVEY_QUESTION = "How many anemones did the tidepool survey count?"
+SURVEY_QUOTE = "forty-one anemones\nin the upper pools"
+# The model copies the source's hard line breaks; the page reflows them.
+SURVEY_ANSWER = "The survey counted\nforty-one anemones\nin the upper pools.\n\nA second count\nfound thirty-eight."
 
 
 # --- scripted model replies ------------------------------------------------------------
@@ -117,6 +128,8 @@ def reply_to(body: dict[str, Any]) -> str:
     if question == PICTURE_QUESTION:
         answer = "Northwind Components of Leeds supplies it, and Zoë’s riders tested it on the Croix-Rousse climb."
         return json.dumps({"answer": answer, "citations": [cite(quote) for quote in PICTURE_QUOTES]})
+    if question == SURVEY_QUESTION:
+        return json.dumps({"answer": SURVEY_ANSWER, "citations": [cite(SURVEY_QUOTE)]})
     if question == WITHDRAWN_QUESTION:
         chunk_id = items[0][0]
         citation = {"chunkId": chunk_id, "quote": "painted by hand in Leeds"}
@@ -147,7 +160,8 @@ def running_app(rag: GraphRag, settings: ConnectionSettings) -> Iterator[str]:
     """``create_app(rag)`` under uvicorn in a thread of its own (its own event loop); yields its URL."""
     listener = free_socket()
     port = listener.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(rag, ServerOptions()), log_level="warning"))
+    options = ServerOptions(retrieval=RetrievalOptions(max_question_chars=QUESTION_BOUND))
+    server = uvicorn.Server(uvicorn.Config(create_app(rag, options), log_level="warning"))
 
     async def serve() -> None:
         # The driver lives on the loop that opened it: the server's.
@@ -240,7 +254,7 @@ async def ingest(rag: GraphRag, settings: ConnectionSettings) -> None:
         receipt = await rag.ingestion.ingest(list(SOURCES))
     finally:
         await rag.close()
-    assert receipt.status == RunStatus.COMPLETED and receipt.chunks_written == 5, receipt
+    assert receipt.status == RunStatus.COMPLETED and receipt.chunks_written == 6, receipt
 
 
 @pytest.fixture
@@ -332,11 +346,12 @@ def save_full_page(driver: WebDriver, path: Path) -> None:
 
 def test_the_page_names_the_api_and_allows_nothing_from_another_origin() -> None:
     app = FastAPI()
-    app.include_router(explorer_router("/api/v1"))
+    app.include_router(explorer_router("/api/v1", 4_000))
     with TestClient(app) as client:
         page = client.get("/")
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         assert '<meta name="graphrag-api" content="/api/v1">' in page.text
+        assert 'maxlength="4000"' in page.text
         policy = page.headers["content-security-policy"]
         assert "default-src 'none'" in policy and "script-src 'self'" in policy and "connect-src 'self'" in policy
         assert "unsafe-inline" not in policy
@@ -353,7 +368,7 @@ def test_the_page_names_the_api_and_allows_nothing_from_another_origin() -> None
     script = bodies[1]
     assert not any(sink in script for sink in (".innerHTML", ".outerHTML", "insertAdjacentHTML", "document.write"))
     with pytest.raises(ConfigurationError) as refused:
-        explorer_router('/api"><script>')
+        explorer_router('/api"><script>', 4_000)
     assert refused.value.code == "invalid-option"
 
 
@@ -421,7 +436,7 @@ async def test_an_unanswerable_question_is_refused_in_words(page: WebDriver) -> 
     assert "does not answer the question" in page.find_element(By.ID, "refusal-explanation").text
     assert not page.find_element(By.ID, "provisional").is_displayed()
     items = page.find_elements(By.CSS_SELECTOR, "#evidence > li[data-chunk-id]")
-    assert len(items) == 5  # every passage, the one with markup in its text and title included
+    assert len(items) == 6  # every passage, the one with markup in its text and title included
     assert any(TYRES.strip() == text_of(item.find_element(By.CSS_SELECTOR, ".chunk-text")).strip() for item in items)
     assert any(TYRES_TITLE in text_of(item) for item in items)
     assert page.find_elements(By.CSS_SELECTOR, "#evidence b, #evidence i, #evidence img") == []
@@ -446,7 +461,7 @@ async def test_a_question_refused_before_any_work_shows_the_problem_code(page: W
 
 async def test_the_documents_view_lists_documents_and_a_documents_chunk_spans(page: WebDriver, store: Store) -> None:
     page.find_element(By.ID, "show-documents").click()
-    WebDriverWait(page, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#documents-body tr")) == 3)
+    WebDriverWait(page, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#documents-body tr")) == 4)
     assert not page.find_element(By.ID, "ask-view").is_displayed()
     rows = {
         row.get_attribute("data-document-id"): row for row in page.find_elements(By.CSS_SELECTOR, "#documents-body tr")
@@ -482,3 +497,71 @@ async def test_the_documents_view_lists_documents_and_a_documents_chunk_spans(pa
     assert page.find_element(By.CSS_SELECTOR, '#document-metadata dd[data-field="utf8Length"]').text == str(
         len(CAFE.encode())
     )
+
+
+def line_breaks(driver: WebDriver, element: WebElement) -> list[str]:
+    """The character before each place the browser wrapped ``element``'s text to a new line."""
+    found: list[str] = driver.execute_script(
+        """
+        const walker = document.createTreeWalker(arguments[0], NodeFilter.SHOW_TEXT);
+        const before = [];
+        let top = null, last = null;
+        while (walker.nextNode()) {
+          const node = walker.currentNode;
+          for (let i = 0; i < node.data.length; i++) {
+            const range = document.createRange();
+            range.setStart(node, i);
+            range.setEnd(node, i + 1);
+            const box = range.getBoundingClientRect();
+            if (box.width === 0 && box.height === 0) continue;
+            if (top !== null && box.top > top + 2) before.push(last);
+            top = box.top;
+            last = node.data[i];
+          }
+        }
+        return before;
+        """,
+        element,
+    )
+    return found
+
+
+def test_the_question_box_holds_the_servers_bound_and_no_more(page: WebDriver) -> None:
+    box = page.find_element(By.ID, "question")
+    assert box.get_attribute("maxlength") == str(QUESTION_BOUND)
+    box.clear()
+    box.send_keys("q" * (QUESTION_BOUND + 40))
+    assert len(box.get_attribute("value") or "") == QUESTION_BOUND
+
+
+async def test_an_untitled_source_is_shown_once_wraps_at_separators_and_the_answer_is_reflowed(
+    page: WebDriver, store: Store
+) -> None:
+    ask(page, SURVEY_QUESTION)
+    assert wait_for_outcome(page) == "verified"
+    # Hard line breaks in the answer become spaces; the blank line stays a paragraph break.
+    answer = page.find_element(By.ID, "answer-text")
+    assert [p.text for p in answer.find_elements(By.TAG_NAME, "p")] == [
+        "The survey counted forty-one anemones in the upper pools.",
+        "A second count found thirty-eight.",
+    ]
+    assert "\n" not in text_of(answer)
+    # The quote keeps its exact stored text, line break included.
+    entry = page.find_element(By.CSS_SELECTOR, "#citations > li[data-citation]")
+    mark = entry.find_element(By.CSS_SELECTOR, "mark[data-citation-mark]")
+    start, end = int(mark.get_attribute("data-start-byte") or -1), int(mark.get_attribute("data-end-byte") or -1)
+    assert (
+        text_of(mark)
+        == SURVEY_QUOTE
+        == await stored_span(store, entry.get_attribute("data-chunk-id") or "", start, end)
+    )
+    uri = f"text:{SURVEY_URI}"
+    item = next(li for li in page.find_elements(By.CSS_SELECTOR, "#evidence > li[data-chunk-id]") if uri in text_of(li))
+    for shown in (entry, item):
+        assert text_of(shown).count(uri) == 1, text_of(shown)
+        assert shown.find_elements(By.CSS_SELECTOR, ".source") == []
+    # In a narrow column the URI wraps only after a separator, never inside a word.
+    page.execute_script("arguments[0].style.width = '11em'", item)
+    breaks = line_breaks(page, item.find_element(By.CSS_SELECTOR, ".uri"))
+    assert breaks and all(before in "/:.-_?&=#" for before in breaks), breaks
+    assert console_errors(page) == []

@@ -40,7 +40,7 @@ from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.ingestion import IngestionService, RunStatus
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
-from graphrag_orm.retrieval import CypherScope, DocumentsScope
+from graphrag_orm.retrieval import CypherScope, DocumentsScope, RetrievalOptions
 from graphrag_orm.server import ServerOptions, add_problem_handlers, create_app, graphrag_router
 from graphrag_orm.sources import Sources, document_id
 from graphrag_orm.store import Store
@@ -363,7 +363,7 @@ TURN = {"question": "And then?", "answer": "Then it was lit."}
 BAD_REQUESTS: list[tuple[str, str, Any, str]] = [
     ("POST", "/ask", {"question": ""}, "empty-question"),
     ("POST", "/ask", {"question": " \n\t "}, "empty-question"),
-    ("POST", "/ask", {"question": "x" * 2_001}, "question-too-long"),
+    ("POST", "/ask", {"question": "x" * 4_001}, "question-too-long"),
     ("POST", "/ask", {"question": "When?", "history": [TURN] * 21}, "too-many-turns"),
     (
         "POST",
@@ -382,7 +382,8 @@ BAD_REQUESTS: list[tuple[str, str, Any, str]] = [
     ("POST", "/search", {"query": "lighthouse", "limit": 21}, "invalid-limit"),
     ("POST", "/search", {"query": "lighthouse", "limit": "5"}, "invalid-limit"),
     ("POST", "/search", {"query": "   "}, "empty-question"),
-    ("POST", "/search", {"query": "q" * 2_001}, "question-too-long"),
+    ("POST", "/search", {"query": "q" * 4_001}, "question-too-long"),
+    ("POST", "/search", {"query": "lighthouse", "limit": 2.5}, "invalid-limit"),
     ("POST", "/search", {"query": "lighthouse", "scope": None}, "invalid-request"),
     ("GET", "/documents?limit=0", None, "invalid-limit"),
     ("GET", "/documents?limit=1001", None, "invalid-limit"),
@@ -416,7 +417,7 @@ async def test_a_question_at_the_bound_is_accepted_and_the_bound_is_the_retrieva
 ) -> None:
     openai_server.chat_responder = lambda body: json.dumps({"insufficient": "the passages do not say"})
     at_bound = ("lighthouse lantern " * 300)[:5_000]  # over the retriever's default of 4,000 characters
-    with served(openai_server, ServerOptions(max_question_length=5_000)) as app:
+    with served(openai_server, ServerOptions(retrieval=RetrievalOptions(max_question_chars=5_000))) as app:
         async with client(app.url) as http:
             events = await ask(http, {"question": at_bound})
             over = await http.post(f"{PREFIX}/ask", json={"question": at_bound + "?"})

@@ -44,15 +44,17 @@ QUESTION = "When does the café open, and what does the night train cost?"
 
 def assert_documents_are_the_evidence(documents: list[Document], evidence_items: tuple[EvidenceItem, ...]) -> None:
     assert [document.id for document in documents] == [item.chunk_id for item in evidence_items]
+    best = max(item.score for item in evidence_items)
     for document, item in zip(documents, evidence_items, strict=True):
         assert document.page_content == item.text
         metadata = document.metadata
         assert metadata["chunkId"] == item.chunk_id
         assert metadata["documentId"] == item.document_id
         assert metadata["sourceUri"] == item.source_uri
-        assert metadata["title"] == item.title
+        assert metadata.get("title") == item.title and ("title" in metadata) == (item.title is not None)
         assert (metadata["startByte"], metadata["endByte"]) == (item.start_byte, item.end_byte)
-        assert metadata["score"] == item.score
+        assert metadata["score"] == pytest.approx(item.score / best) and 0 <= metadata["score"] <= 1
+        assert metadata["fusedScore"] == item.score
         assert [r["route"] for r in metadata["routes"]] == [r.route for r in item.routes]
         assert metadata["pages"] is None
         assert metadata["kind"] == "evidence" and metadata["citationChecked"] is False
@@ -88,6 +90,18 @@ async def test_the_application_scope_holds_for_every_query(corpus: list[Source],
     assert scoped, "the scoped document still answers"
     evidence = await connected.retriever.retrieve(QUESTION, retriever.retrieval_options)
     assert_documents_are_the_evidence(scoped, evidence.items)
+
+
+async def test_an_untitled_document_has_no_title_and_scores_can_be_thresholded(connected: GraphRag) -> None:
+    untitled = Sources.text("adapters/untitled", "The ferry to Skye leaves Mallaig at half past nine.\n")
+    assert (await connected.ingestion.ingest([*markdown_sources(), untitled])).ingested == 3
+    documents = await GraphRagRetriever(rag=connected).ainvoke("When does the ferry to Skye leave?")
+    ferry = [document for document in documents if document.metadata["sourceUri"] == "text:adapters/untitled"]
+    assert ferry and all("title" not in document.metadata for document in ferry)
+    assert documents[0].metadata["score"] == 1.0
+    assert [d.id for d in documents if d.metadata["score"] >= 0.5] == [
+        d.id for d in documents if d.metadata["fusedScore"] >= documents[0].metadata["fusedScore"] / 2
+    ]
 
 
 async def test_a_bad_question_fails_with_the_toolkits_code(corpus: list[Source], connected: GraphRag) -> None:

@@ -33,7 +33,7 @@ from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.evidence import EvidenceItem
 from graphrag_orm.placement import place
 from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
-from graphrag_orm.sources import Source
+from graphrag_orm.sources import Source, Sources
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import ConnectionSettings
 from tests.integration.adapters_support import (
@@ -61,17 +61,18 @@ def nltk_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 def assert_nodes_are_the_evidence(nodes: list[NodeWithScore], items: tuple[EvidenceItem, ...]) -> None:
     assert [scored.node.node_id for scored in nodes] == [item.chunk_id for item in items]
+    best = max(item.score for item in items)
     for scored, item in zip(nodes, items, strict=True):
         node = scored.node
         assert isinstance(node, TextNode)
-        assert scored.score == item.score
+        assert scored.score == pytest.approx(item.score / best) and 0 <= (scored.score or 0) <= 1
         assert node.text == item.text
         assert node.ref_doc_id == item.document_id
         metadata = node.metadata
         assert metadata["chunkId"] == item.chunk_id and metadata["documentId"] == item.document_id
-        assert metadata["sourceUri"] == item.source_uri and metadata["title"] == item.title
+        assert metadata["sourceUri"] == item.source_uri and metadata.get("title") == item.title
         assert (metadata["startByte"], metadata["endByte"]) == (item.start_byte, item.end_byte)
-        assert metadata["score"] == item.score
+        assert metadata["score"] == scored.score and metadata["fusedScore"] == item.score
         assert [r["route"] for r in metadata["routes"]] == [r.route for r in item.routes]
         assert metadata["pages"] is None
         assert metadata["kind"] == "evidence" and metadata["citationChecked"] is False
@@ -97,6 +98,29 @@ async def test_the_retriever_returns_the_evidence_items_as_scored_nodes(
     assert "sourceUri: text:adapters/" in shown and "chunkId" not in shown and "startByte" not in shown
     assert nodes[0].node.get_content(metadata_mode=MetadataMode.EMBED) == nodes[0].node.get_content()
     assert all(scored.node.metadata["limitsReached"] == ["MaxItems"] for scored in nodes)
+
+
+async def test_a_usual_similarity_cutoff_keeps_the_best_passages(corpus: list[Source], connected: GraphRag) -> None:
+    from llama_index.core.postprocessor import SimilarityPostprocessor
+
+    nodes = await GraphRagRetriever(connected, options=RetrievalOptions(max_items=6)).aretrieve(QUESTION)
+    assert nodes[0].score == 1.0 and all(0 <= (scored.score or 0) <= 1 for scored in nodes)
+    kept = SimilarityPostprocessor(similarity_cutoff=0.5).postprocess_nodes(nodes)
+    # The fused scores (about 0.03) would all fall under 0.5; relative to the best one they do not.
+    assert kept and kept[0].node.node_id == nodes[0].node.node_id
+    best = nodes[0].node.metadata["fusedScore"]
+    assert [n.node.node_id for n in kept] == [
+        n.node.node_id for n in nodes if n.node.metadata["fusedScore"] >= best / 2
+    ]
+
+
+async def test_an_untitled_document_reaches_the_model_without_a_title_none(connected: GraphRag) -> None:
+    untitled = Sources.text("adapters/untitled", "The ferry to Skye leaves Mallaig at half past nine.\n")
+    assert (await connected.ingestion.ingest([untitled])).ingested == 1
+    nodes = await GraphRagRetriever(connected).aretrieve("When does the ferry to Skye leave?")
+    assert nodes and all("title" not in scored.node.metadata for scored in nodes)
+    shown = nodes[0].node.get_content(metadata_mode=MetadataMode.LLM)
+    assert "None" not in shown and "sourceUri: text:adapters/untitled" in shown
 
 
 async def test_the_application_scope_holds_for_every_query(corpus: list[Source], connected: GraphRag) -> None:

@@ -9,15 +9,18 @@ import pytest
 from graphrag_orm.answers.values import Answer, AnswerReceipt, Completed, Delta, Disposition, Retrieved
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.evidence import Evidence
+from graphrag_orm.retrieval import RetrievalOptions
 from graphrag_orm.server import AskBody, Problem, SearchBody, ServerOptions
 from graphrag_orm.server.bodies import MAX_BODY_BYTES, is_json, read_ask, read_documents_limit, read_search
 from graphrag_orm.server.events import encode, event_of
 
 OPTIONS = ServerOptions()
+#: The question bound: the retrieval's ``max_question_chars`` by default, on every surface.
+BOUND = RetrievalOptions().max_question_chars
 
 
-def ask(body: object, options: ServerOptions = OPTIONS) -> AskBody | Problem:
-    return read_ask(json.dumps(body).encode(), options)
+def ask(body: object, options: ServerOptions = OPTIONS, bound: int = BOUND) -> AskBody | Problem:
+    return read_ask(json.dumps(body).encode(), options, bound)
 
 
 def code(found: object) -> str:
@@ -26,11 +29,16 @@ def code(found: object) -> str:
 
 
 def test_a_question_of_exactly_the_bound_is_read_and_one_more_character_is_refused() -> None:
-    assert isinstance(ask({"question": "q" * 2_000}), AskBody)
-    assert code(ask({"question": "q" * 2_001})) == "question-too-long"
-    small = ServerOptions(max_question_length=10)
-    assert isinstance(ask({"question": "q" * 10}, small), AskBody)
-    assert code(ask({"question": "q" * 11}, small)) == "question-too-long"
+    assert BOUND == 4_000  # the same bound as the tools, MCP and the adapters
+    assert isinstance(ask({"question": "q" * 4_000}), AskBody)
+    assert code(ask({"question": "q" * 4_001})) == "question-too-long"
+    assert isinstance(ask({"question": "q" * 10}, bound=10), AskBody)
+    assert code(ask({"question": "q" * 11}, bound=10)) == "question-too-long"
+
+
+def test_the_server_has_no_question_bound_of_its_own() -> None:
+    with pytest.raises(ConfigurationError):
+        ServerOptions(max_question_length=2_000)  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize("question", ["", " ", "\n\t \u2003"])
@@ -74,14 +82,14 @@ def test_a_body_of_another_shape_or_with_unknown_fields_is_an_invalid_request(bo
 
 
 def test_bodies_that_are_not_json_or_too_large_are_invalid_requests() -> None:
-    assert code(read_ask(b"{question", OPTIONS)) == "invalid-request"
-    assert code(read_ask(b"\xff\xfe", OPTIONS)) == "invalid-request"
-    assert code(read_ask(b" " * (MAX_BODY_BYTES + 1), OPTIONS)) == "invalid-request"
-    assert code(read_ask(b'{"question": "\\ud800"}', OPTIONS)) in ("invalid-request",)
+    assert code(read_ask(b"{question", OPTIONS, BOUND)) == "invalid-request"
+    assert code(read_ask(b"\xff\xfe", OPTIONS, BOUND)) == "invalid-request"
+    assert code(read_ask(b" " * (MAX_BODY_BYTES + 1), OPTIONS, BOUND)) == "invalid-request"
+    assert code(read_ask(b'{"question": "\\ud800"}', OPTIONS, BOUND)) in ("invalid-request",)
 
 
 def test_a_turn_with_a_question_past_the_bound_or_a_long_answer_is_refused() -> None:
-    assert code(ask({"question": "Why?", "history": [{"question": "q" * 2_001, "answer": "a"}]})) == (
+    assert code(ask({"question": "Why?", "history": [{"question": "q" * 4_001, "answer": "a"}]})) == (
         "question-too-long"
     )
     assert code(ask({"question": "Why?", "history": [{"question": "Who?", "answer": "a" * 20_001}]})) == (
@@ -90,20 +98,27 @@ def test_a_turn_with_a_question_past_the_bound_or_a_long_answer_is_refused() -> 
 
 
 def test_search_limits_are_integers_from_1_to_20_and_default_to_5() -> None:
-    read = read_search(b'{"query": "lantern"}', OPTIONS)
+    read = read_search(b'{"query": "lantern"}', BOUND)
     assert isinstance(read, SearchBody) and read.limit == 5
-    assert isinstance(read_search(b'{"query": "lantern", "limit": 20}', OPTIONS), SearchBody)
-    for limit in ("0", "21", "-1", '"5"', "5.0", "true", "null"):
-        assert code(read_search(f'{{"query": "lantern", "limit": {limit}}}'.encode(), OPTIONS)) == "invalid-limit"
-    assert code(read_search(b'{"query": ""}', OPTIONS)) == "empty-question"
-    assert code(read_search(b'{"query": "lantern", "scope": null}', OPTIONS)) == "invalid-request"
-    assert code(read_search(b'{"query": 5, "limit": 0}', OPTIONS)) == "invalid-request"
+    assert isinstance(read_search(b'{"query": "lantern", "limit": 20}', BOUND), SearchBody)
+    for limit in ("0", "21", "-1", '"5"', "5.5", "true", "null", "20.0000001", "1e400"):
+        assert code(read_search(f'{{"query": "lantern", "limit": {limit}}}'.encode(), BOUND)) == "invalid-limit"
+    assert code(read_search(b'{"query": ""}', BOUND)) == "empty-question"
+    assert code(read_search(b'{"query": "lantern", "scope": null}', BOUND)) == "invalid-request"
+    assert code(read_search(b'{"query": 5, "limit": 0}', BOUND)) == "invalid-request"
+
+
+@pytest.mark.parametrize("limit", ["2.0", "2.00", "2e0", "0.2e1"])
+def test_an_integral_number_is_an_integer_limit_as_json_schema_counts_it(limit: str) -> None:
+    read = read_search(f'{{"query": "lantern", "limit": {limit}}}'.encode(), BOUND)
+    assert isinstance(read, SearchBody) and read.limit == 2 and type(read.limit) is int
 
 
 def test_the_documents_limit_is_one_integer_from_1_to_1000_and_defaults_to_50() -> None:
     assert read_documents_limit([]) == 50
     assert read_documents_limit(["1000"]) == 1_000
-    for values in (["0"], ["1001"], ["ten"], ["1e3"], ["-5"], ["٣"], ["5", "6"], [""]):
+    assert read_documents_limit(["5.0"]) == 5
+    for values in (["0"], ["1001"], ["ten"], ["1e3"], ["-5"], ["٣"], ["5", "6"], [""], ["5.5"], ["5."], ["true"]):
         assert code(read_documents_limit(values)) == "invalid-limit"
 
 
@@ -114,7 +129,7 @@ def test_only_json_content_types_are_read() -> None:
 
 
 def test_options_are_bounded() -> None:
-    for bad in ({"max_question_length": 0}, {"max_question_length": 20_001}, {"max_history_turns": 21}):
+    for bad in ({"max_history_turns": -1}, {"max_history_turns": 21}):
         with pytest.raises(ConfigurationError):
             ServerOptions(**bad)
     for prefix in ("graphrag", "/graphrag/", "/a b", "/a?b"):

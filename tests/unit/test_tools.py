@@ -137,7 +137,7 @@ BAD_ARGUMENTS = [
     ("search_documents", {"query": "brakes", "limit": 21}, "limit must be 1 to 20"),
     ("search_documents", {"query": "brakes", "limit": "5"}, "limit must be an integer"),
     ("search_documents", {"query": "brakes", "limit": True}, "limit must be an integer"),
-    ("search_documents", {"query": "brakes", "limit": 5.0}, "limit must be an integer"),
+    ("search_documents", {"query": "brakes", "limit": 5.5}, "limit must be an integer"),
     ("search_documents", {"limit": 5}, "missing argument 'query'"),
     ("find_things", {"name": "BC-310", "kind": "Planet"}, "kind must be one of: Bike, Part, Supplier, Bulletin"),
     ("find_things", {"name": "BC-310", "kind": 3}, "kind must be one of"),
@@ -202,3 +202,14 @@ async def test_each_call_is_one_span_with_the_tool_code_and_timing_and_no_argume
     assert second.attributes["graphrag.error_code"] == "unknown-tool"
     for span in (first, second):
         assert not any("xxx" in str(value) or "knows" in str(value) for value in span.attributes.values())
+
+
+@pytest.mark.parametrize("limit", [2.0, 2])
+def test_an_integral_number_is_an_integer_limit_as_the_schema_says(limit: float) -> None:
+    from graphrag_orm.tools.schemas import parameters_of, read_arguments
+    from graphrag_orm.tools.values import ToolName
+
+    parameters = parameters_of(ToolName.SEARCH_DOCUMENTS, max_question_chars=4_000, search_default=5, kinds=())
+    checked = read_arguments({"query": "brakes", "limit": limit}, parameters)
+    assert checked["limit"] == 2 and type(checked["limit"]) is int
+    assert read_arguments('{"query": "brakes", "limit": 2.0}', parameters)["limit"] == 2

@@ -42,6 +42,31 @@
     return node;
   }
 
+  // Answer text as paragraphs: a blank line starts one, a single line break is a space (a
+  // model copies the source's hard line breaks). Quotes are never reflowed: they show the stored text.
+  function paragraphs(text) {
+    return String(text)
+      .replace(/\r\n?/g, "\n")
+      .split(/\n[ \t]*\n\s*/)
+      .map((part) => part.replace(/[ \t]*\n[ \t]*/g, " ").trim())
+      .filter((part) => part.length > 0)
+      .map((part) => el("p", {}, part));
+  }
+
+  // A source URI that wraps after its separators (/ : . - _ ? & = #), never inside a word.
+  function uriNode(uri) {
+    const node = el("span", { class: "uri" });
+    for (const part of String(uri).split(/(?<=[/:.\-_?&=#])/)) {
+      node.append(part, document.createElement("wbr"));
+    }
+    return node;
+  }
+
+  // The title when the document has one; the URI is shown once either way.
+  function sourceNodes(title, uri) {
+    return title ? [el("span", { class: "source" }, title), " ", uriNode(uri)] : [uriNode(uri)];
+  }
+
   function show(id, visible) {
     $(id).hidden = !visible;
   }
@@ -240,7 +265,7 @@
     provisional += data.text;
     show("provisional", true);
     $("provisional").dataset.state = "streaming";
-    $("provisional-text").textContent = provisional;
+    $("provisional-text").replaceChildren(...paragraphs(provisional));
     setState("streaming");
     setStatus("The model is answering; the text is provisional until its citations are checked.");
   }
@@ -253,7 +278,7 @@
     show("provisional", true);
     $("provisional").dataset.state = "withdrawn";
     $("provisional-label").textContent = "Provisional text withdrawn";
-    $("provisional-text").replaceChildren(el("del", { "data-withdrawn": "true" }, provisional));
+    $("provisional-text").replaceChildren(el("del", { "data-withdrawn": "true" }, ...paragraphs(provisional)));
     $("withdrawn-note").textContent = note;
     show("withdrawn-note", true);
   }
@@ -340,9 +365,7 @@
         "data-end-byte": item.endByte,
         "data-rank": index + 1,
       },
-      el("span", { class: "source" }, item.title || item.sourceUri),
-      " ",
-      el("span", { class: "uri" }, item.sourceUri),
+      ...sourceNodes(item.title, item.sourceUri),
       el("div", { class: "span-facts" }, facts.join(" · ")),
       routes,
       el("details", {}, el("summary", {}, "Passage text"), el("div", { class: "chunk-text" }, item.text)),
@@ -359,7 +382,7 @@
 
   function showVerified(data, question) {
     show("provisional", false);
-    $("answer-text").textContent = data.answer;
+    $("answer-text").replaceChildren(...paragraphs(data.answer));
     const citations = Array.isArray(data.citations) ? data.citations : [];
     $("citations").replaceChildren(...citations.map(citationItem));
     markCitedEvidence(citations);
@@ -402,9 +425,7 @@
         "data-start-byte": citation.startByte,
         "data-end-byte": citation.endByte,
       },
-      el("span", { class: "source" }, item ? item.title || item.sourceUri : citation.documentId),
-      " ",
-      item ? el("span", { class: "uri" }, item.sourceUri) : null,
+      ...(item ? sourceNodes(item.title, item.sourceUri) : [el("span", { class: "source" }, citation.documentId)]),
       el("div", { class: "span-facts" }, facts.join(" · ")),
     );
     const slices = item ? byteSlices(item.text, item.startByte, citation.startByte, citation.endByte) : null;
@@ -503,7 +524,7 @@
       "tr",
       { "data-document-id": doc.documentId },
       el("td", {}, doc.title || "(untitled)"),
-      el("td", { class: "uri" }, doc.sourceUri),
+      el("td", {}, uriNode(doc.sourceUri)),
       el("td", {}, doc.mediaType || ""),
       el("td", { class: "number" }, doc.utf8Length === null || doc.utf8Length === undefined ? "" : String(doc.utf8Length)),
       el("td", { class: "number" }, String(doc.chunks ?? "")),
