@@ -306,7 +306,7 @@ async def test_a_model_failure_after_the_evidence_is_an_error_event_with_only_it
     assert names(events) == ["retrieved", "error"]
     assert events[-1][1] == {"code": "model-failed"}
     logged = [record.getMessage() for record in caplog.records if record.name == "graphrag_orm.server"]
-    assert logged == ["ask stream failed [model-failed]: InternalServerError (-)"]
+    assert logged == ["ask stream failed [model-failed]: ModelCallFailed (model-request-rejected)"]
     assert not any("scripted failure" in line for line in logged)
 
 
