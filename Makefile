@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt pyproject.toml | s
 UV_VERSION := 0.13.8
 
 .PHONY: venv neo4j neo4j-stop migrate demo eval test lint typecheck sync unit integration e2e interop lock wheel-check clean \
-	llm-fetch llm-build llm-serve llm-stop llm-status
+	llm-fetch llm-build llm-serve llm-stop llm-status test-real
 
 # Bytecode is compiled at install, as pip does by default (uv does not): where
 # PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile every module it
@@ -107,13 +107,20 @@ llm-build:
 	@$(LLM_PY) build
 
 llm-serve: llm-fetch llm-build
-	@$(LLM_PY) serve $(MODEL) --port $(LLM_PORT) --background
+	@$(LLM_PY) serve $(MODEL) --port $(LLM_PORT) --background $(if $(LLM_THREADS),--threads $(LLM_THREADS))
 
 llm-stop:
 	@$(LLM_PY) stop --port $(LLM_PORT)
 
 llm-status:
 	@$(LLM_PY) status
+
+# The real-model suite live against the served model (make llm-serve first), recording each
+# reply it has no recording for into tests/data/recordings/; make test replays the same suite.
+# LLM_THREADS=1 serves faster than 2 on a busy machine (docs/local-models.md).
+test-real: venv
+	GRAPHRAG_REAL_MODEL_URL=$${GRAPHRAG_REAL_MODEL_URL:-http://127.0.0.1:$(LLM_PORT)/v1} \
+		$(BIN)/pytest -q -p no:cacheprovider --timeout=3600 tests/real
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -221,6 +221,13 @@ class ErrorCode(StrEnum):
     DATABASE_NOT_FOUND = "database-not-found"
     AUTH_FAILED = "auth-failed"
     MODEL_UNREACHABLE = "model-unreachable"
+    #: The model did not answer within the chat client's timeout (time queued at the server counts).
+    MODEL_TIMEOUT = "model-timeout"
+    #: The connection to the model broke, or the server said it is busy or down (429, 502, 503, 504).
+    MODEL_UNAVAILABLE = "model-unavailable"
+    #: The model server refused the request itself (a 4xx, or a 500 that is not an overload).
+    #: Ingestion reports these three under its own code (``extraction-failed``, ``embedding-failed``).
+    MODEL_REQUEST_REJECTED = "model-request-rejected"
     # looking documents up by id, prefix, source URI or path
     DOCUMENT_NOT_FOUND = "document-not-found"
     AMBIGUOUS_ID = "ambiguous-id"

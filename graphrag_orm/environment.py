@@ -24,6 +24,10 @@ The CLI, the samples and scripts build their ``GraphRag`` here (:func:`graphrag_
   default, 1 to 1,000); the call over the budget raises ``CallBudgetExceeded``
   (``call-budget-exceeded``, limit ``MaxCalls``) and is not sent.
 
+How the chat endpoint takes a schema, an output limit and a timeout, and the lanes and
+output limits to use (local servers write slowly, one request at a time), come from the
+variables :mod:`graphrag_orm.model_env` lists, with defaults by provider.
+
 Every refusal happens before a client is built, as one line: an unknown mode or
 provider is ``unknown-model-mode`` / ``unknown-provider`` naming the allowed values;
 a mode or provider without a variable it needs is ``model-setting-missing``, printing
@@ -49,6 +53,7 @@ from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import ConfigurationError, ModelModeError
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.layout import Layout
+from graphrag_orm.model_env import ModelLoad, model_load
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.options import GraphRagOptions
 
@@ -119,6 +124,7 @@ class ModelSettings:
     embedding_model: str | None = None
     recordings: Path | None = None
     max_calls: int = DEFAULT_MAX_CALLS
+    load: ModelLoad = field(default_factory=lambda: model_load({}, local=False))
 
     def describe(self) -> str:
         """The settings read, as ``NAME=value`` pairs; any key is ``***``, never its value."""
@@ -181,6 +187,9 @@ def model_settings(environ: Mapping[str, str] | None = None) -> ModelSettings:
         embedding_model=(environ.get("GRAPHRAG_EMBEDDING_MODEL") or "").strip() or None,
         recordings=_recordings(environ),
         max_calls=_max_calls(environ) if mode == ModelMode.RECORD else DEFAULT_MAX_CALLS,
+        load=model_load(
+            environ, local=provider == Provider.OPENAI_COMPATIBLE and mode in (ModelMode.LIVE, ModelMode.RECORD)
+        ),
     )
     if mode in (ModelMode.REPLAY, ModelMode.RECORD) and settings.recordings is None:
         raise settings.missing(f"GRAPHRAG_MODEL_MODE={mode.value}", "GRAPHRAG_RECORDINGS (a file, or a folder)")
@@ -246,7 +255,9 @@ def _provider_chat(settings: ModelSettings) -> ChatClient:
     # Imported here: the openai SDK is loaded only when a provider is called.
     from graphrag_orm.chat.openai import OpenAIChat
 
-    return OpenAIChat(settings.chat_model, api_key=settings.api_key, base_url=settings.base_url)
+    return OpenAIChat(
+        settings.chat_model, api_key=settings.api_key, base_url=settings.base_url, endpoint=settings.load.endpoint
+    )
 
 
 def _provider_embedder(settings: ModelSettings, embedding_set: EmbeddingSet) -> Embedder:
@@ -340,8 +351,12 @@ def graphrag_from_env(
     """A ``GraphRag`` wired from the environment (not yet connected) and the labels of its models.
 
     With ``ontology``, maintenance also removes and checks that ontology's things, facts,
-    mentions and quotes, and extraction uses the environment's chat client.
+    mentions and quotes, and extraction uses the environment's chat client. The lanes
+    and output limits the environment names (:mod:`graphrag_orm.model_env`) fill the
+    fields ``options`` leaves unset.
     """
+    settings = model_settings()
+    options = settings.load.apply(options)
     choice = models_from_env()
     rag = GraphRag(
         embedding_set=choice.embedding_set,

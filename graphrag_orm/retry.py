@@ -1,7 +1,8 @@
 """Retries of model calls: which failures are transient, how long to wait, what it cost.
 
 Ingestion and extraction call models in parallel lanes; a call that fails for a
-transient reason (a rate limit, a 5xx, a dropped connection, a timeout) is tried
+transient reason (a rate limit, a busy or unreachable gateway, a dropped connection, a
+timeout; see :mod:`graphrag_orm.model_failures`) is tried
 again with exponential backoff, and every other failure ends the call at once.
 The model clients of this package are built with their own retries turned off,
 so a call is never retried twice over. Retrieval and answers do not use this
@@ -29,6 +30,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.errors import GraphRagError, ModelCallFailed
+from graphrag_orm.model_failures import CLIENT_FAILURES, http_errors, is_transient_failure, is_transient_status
 from graphrag_orm.values import Options, Value
 
 __all__ = [
@@ -44,13 +46,6 @@ __all__ = [
 T = TypeVar("T")
 
 _log = logging.getLogger(__name__)
-
-TRANSIENT_STATUSES = frozenset({408, 429})
-"""Statuses retried besides every 5xx."""
-
-#: The HTTP clients whose errors are classified (recent openai releases speak httpx2; its
-#: errors are classified like httpx's).
-_HTTP_CLIENTS = ("httpx", "httpx2")
 
 
 class RetryOptions(Options):
@@ -134,53 +129,41 @@ def _openai() -> Any:
     return sys.modules.get("openai")
 
 
-def _http_errors(name: str) -> tuple[type[BaseException], ...]:
-    """The ``name`` error classes (``TransportError``, ``HTTPStatusError``) of the HTTP clients
-    something imported.
-
-    As with openai, an httpx error can only exist once httpx is imported, so classifying
-    errors never imports an HTTP client (a process that calls no model never loads one).
-    """
-    found: list[type[BaseException]] = []
-    for client in _HTTP_CLIENTS:
-        cls = getattr(sys.modules.get(client), name, None)
-        if isinstance(cls, type) and issubclass(cls, BaseException):
-            found.append(cls)
-    return tuple(found)
-
-
 def status_of(error: BaseException) -> int | None:
-    """The HTTP status an openai or httpx error answered with, or ``None``."""
+    """The HTTP status an openai or httpx error (or a client's coded failure) answered with, or ``None``."""
+    if isinstance(error, ModelCallFailed):
+        return error.status
     openai = _openai()
     if openai is not None and isinstance(error, openai.APIStatusError):
         code = error.status_code
         return code if isinstance(code, int) else None
-    if isinstance(error, _http_errors("HTTPStatusError")):
+    if isinstance(error, http_errors("HTTPStatusError")):
         code = getattr(getattr(error, "response", None), "status_code", None)
         return code if isinstance(code, int) else None
     return None
 
 
-def _is_transient_status(status: int) -> bool:
-    return status in TRANSIENT_STATUSES or 500 <= status <= 599
-
-
 def is_transient_default(error: BaseException) -> bool:
     """Whether ``error`` is worth another try when :class:`RetryOptions` names no test.
 
-    Transient: openai's ``APIStatusError`` and httpx's ``HTTPStatusError`` with
-    408, 429 or 5xx; openai's ``APIConnectionError`` and ``APITimeoutError``;
-    httpx transport errors and timeouts; ``TimeoutError`` (``asyncio.TimeoutError``)
-    and ``ConnectionError``. Everything else, cancellation included, is not.
+    Transient: a client's ``model-timeout`` and ``model-unavailable``; openai's
+    ``APIStatusError`` and httpx's ``HTTPStatusError`` with 408, 429, 502, 503 or 504,
+    or 500 when the error body says the server is overloaded (any other 500 is the
+    server refusing this request, and is not retried); openai's ``APIConnectionError``
+    and ``APITimeoutError``; httpx transport errors and timeouts; ``TimeoutError``
+    (``asyncio.TimeoutError``) and ``ConnectionError``. Everything else, cancellation
+    included, is not.
     """
     if isinstance(error, asyncio.CancelledError):
         return False
+    if isinstance(error, ModelCallFailed) and error.code in CLIENT_FAILURES:
+        return is_transient_failure(error)
     status = status_of(error)
     if status is not None:
-        return _is_transient_status(status)
+        return is_transient_status(status, getattr(error, "body", None))
     openai = _openai()
     connection_errors: tuple[type[BaseException], ...] = () if openai is None else (openai.APIConnectionError,)
-    return isinstance(error, (*connection_errors, *_http_errors("TransportError"), TimeoutError, ConnectionError))
+    return isinstance(error, (*connection_errors, *http_errors("TransportError"), TimeoutError, ConnectionError))
 
 
 def _header(headers: Any, name: str) -> str | None:
@@ -213,8 +196,11 @@ def retry_after_default(error: BaseException) -> float | None:
 
     ``retry-after-ms`` (milliseconds) wins over ``retry-after`` (seconds, or an
     HTTP date). Returns ``None`` when the error carries no response or no
-    readable hint; a hint in the past is 0.
+    readable hint; a hint in the past is 0. A client's coded failure is read through
+    the SDK error it was raised from.
     """
+    if isinstance(error, ModelCallFailed) and error.__cause__ is not None:
+        error = error.__cause__
     response = getattr(error, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
@@ -247,7 +233,8 @@ class RetryPolicy:
     Never retried nor wrapped: ``asyncio.CancelledError`` (and every other
     ``BaseException`` that is not an ``Exception``), and a
     :class:`~graphrag_orm.errors.GraphRagError` the test does not call transient,
-    because it already carries its own code.
+    because it already carries its own code; a client's failure of one call
+    (``model-request-rejected``, ...) is wrapped in the caller's code like the SDK's error.
     """
 
     def __init__(
@@ -297,12 +284,14 @@ class RetryPolicy:
                 return await operation()
             except Exception as error:
                 transient = self._is_transient(error)
-                if not transient and isinstance(error, GraphRagError):
+                own_failure = isinstance(error, ModelCallFailed) and error.code in CLIENT_FAILURES
+                if not transient and isinstance(error, GraphRagError) and not own_failure:
                     raise
                 status = status_of(error)
                 rate_limited = status == 429
                 failure_code = DocumentErrorCode.RATE_LIMITED.value if rate_limited else str(code)
-                described = type(error).__name__ + (f" (HTTP {status})" if status is not None else "")
+                named = error.code if isinstance(error, GraphRagError) else type(error).__name__
+                described = named + (f" (HTTP {status})" if status is not None else "")
                 if not transient:
                     raise ModelCallFailed(
                         failure_code,

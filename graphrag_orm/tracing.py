@@ -63,6 +63,7 @@ ALLOWED_ATTRIBUTES = frozenset(
         "graphrag.input_tokens",
         "graphrag.output_tokens",
         "graphrag.retries",
+        "graphrag.repairs",
         "graphrag.rate_limited",
         "graphrag.items",
         "graphrag.context_items",

@@ -24,3 +24,9 @@ class AnswersOptions(Options):
         strict=True,
         description="most tokens of the answer call's reply (1 to 32,768); a reply cut off is unreadable-response",
     )
+    repair_citations: bool = Field(
+        True,
+        strict=True,
+        description="when a reply's citations do not verify, tell the model which quote was not found "
+        "in which item and ask once more (one more chat call); the second reply is judged alike",
+    )

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from graphrag_orm.chat.base import ChatMessage, ChatRequest
+from graphrag_orm.chat.endpoint import nullable
 from graphrag_orm.chat.evidence_block import ANSWER_SCHEMA_NAME, render_evidence, render_question
 from graphrag_orm.chat.reply_json import is_utf8, read_object
 from graphrag_orm.evidence import Evidence
@@ -60,21 +61,23 @@ When the items do not answer the question:
 
 Never use outside knowledge, and never guess."""
 
-_NULLABLE_STRING: Final = {"type": ["string", "null"]}
+_NULLABLE_STRING: Final = nullable({"type": "string"})
 
 ANSWER_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
         "answer": _NULLABLE_STRING,
-        "citations": {
-            "type": ["array", "null"],
-            "items": {
-                "type": "object",
-                "properties": {"chunkId": {"type": "string"}, "quote": {"type": "string"}},
-                "required": ["chunkId", "quote"],
-                "additionalProperties": False,
-            },
-        },
+        "citations": nullable(
+            {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"chunkId": {"type": "string"}, "quote": {"type": "string"}},
+                    "required": ["chunkId", "quote"],
+                    "additionalProperties": False,
+                },
+            }
+        ),
         "insufficient": _NULLABLE_STRING,
     },
     "required": ["answer", "citations", "insufficient"],

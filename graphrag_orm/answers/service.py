@@ -14,7 +14,10 @@ order:
 5. ``citation-not-found``: any citation names a chunk that is not an evidence item
    (context, such as a neighbour, is never cited; ids are compared exactly) or
    quotes text that :func:`~graphrag_orm.citations.locate` cannot find in that
-   item. One failed citation refuses the whole answer.
+   item. One failed citation refuses the whole answer, after one repair turn
+   (:mod:`~graphrag_orm.answers.repair`; ``AnswersOptions.repair_citations``): the
+   model is told which quote was not found in which item and asked once more, and its
+   second reply is judged by these same rules (``AnswerReceipt.repairs`` counts it).
 
 An ``Answered`` answer's text is the reply's ``answer`` trimmed of surrounding
 whitespace; its citations are the located ones (the stored text and span, never
@@ -43,10 +46,11 @@ from opentelemetry import trace
 from graphrag_orm.answers.followups import rewrite
 from graphrag_orm.answers.options import AnswersOptions
 from graphrag_orm.answers.prompt import ReplyReading, answer_request, parse_reply
+from graphrag_orm.answers.repair import repair_request, unfound_citation
 from graphrag_orm.answers.streaming import AnswerTextDecoder
 from graphrag_orm.answers.turns import Turn
 from graphrag_orm.answers.values import Answer, AnswerReceipt, Completed, Delta, Disposition, Retrieved
-from graphrag_orm.chat.base import ChatClient, ChatReply
+from graphrag_orm.chat.base import ChatClient, ChatReply, ChatRequest
 from graphrag_orm.citations import Citation, locate
 from graphrag_orm.codes import ErrorCode, RefusalReason
 from graphrag_orm.errors import ConfigurationError
@@ -67,6 +71,7 @@ class _Tally:
     output_tokens: int | None = 0
     began: float = field(default_factory=time.monotonic)
     retrieved: float | None = None
+    repairs: int = 0
 
     def add(self, reply: ChatReply) -> None:
         self.calls += 1
@@ -85,6 +90,7 @@ class _Tally:
             output_tokens=self.output_tokens if self.calls else None,
             retrieval_seconds=round(retrieved - self.began, 6),
             answer_seconds=round(now - retrieved, 6),
+            repairs=self.repairs,
         )
 
 
@@ -141,9 +147,10 @@ class AnswersService:
             if not evidence.items:
                 answer = self._refused(evidence, RefusalReason.NO_EVIDENCE.value, tally)
             else:
-                reply = await self.chat.complete(answer_request(evidence, self.options.max_output_tokens))
+                request = answer_request(evidence, self.options.max_output_tokens)
+                reply = await self.chat.complete(request)
                 tally.add(reply)
-                answer = self._judged(reply, evidence, tally)
+                answer = await self._judged_after_repair(request, reply, evidence, tally)
             _trace(traced, answer)
             return answer
 
@@ -181,7 +188,8 @@ class AnswersService:
                 decoder = AnswerTextDecoder()
                 parts: list[str] = []
                 final: ChatReply | None = None
-                chunks = self.chat.stream(answer_request(evidence, self.options.max_output_tokens))
+                request = answer_request(evidence, self.options.max_output_tokens)
+                chunks = self.chat.stream(request)
                 try:
                     async for chunk in chunks:
                         if chunk.reply is not None:
@@ -203,7 +211,8 @@ class AnswersService:
                 # with no finish reason, a cut-off reply is still caught as bad JSON.
                 reply = final if final is not None else ChatReply(text="".join(parts))
                 tally.add(reply)
-                answer = self._judged(reply, evidence, tally)
+                with trace.use_span(raw, end_on_exit=False, record_exception=False, set_status_on_exception=False):
+                    answer = await self._judged_after_repair(request, reply, evidence, tally)
             _trace(traced, answer)
             traced.set("deltas", deltas)
         except (GeneratorExit, asyncio.CancelledError):
@@ -249,6 +258,21 @@ class AnswersService:
         tally.retrieved = time.monotonic()
         return evidence
 
+    async def _judged_after_repair(
+        self, request: ChatRequest, reply: ChatReply, evidence: Evidence, tally: _Tally
+    ) -> Answer:
+        """The reply judged; a citation that does not verify gets one repair turn, judged alike."""
+        answer = self._judged(reply, evidence, tally)
+        if answer.reason != RefusalReason.CITATION_NOT_FOUND or not self.options.repair_citations:
+            return answer
+        failure = unfound_citation(parse_reply(reply.text, truncated=reply.truncated), evidence)
+        if failure is None:  # verify found one; kept for the type checker
+            return answer
+        second = await self.chat.complete(repair_request(request, reply.text, failure))
+        tally.add(second)
+        tally.repairs += 1
+        return self._judged(second, evidence, tally)
+
     @staticmethod
     def _refused(evidence: Evidence, reason: str, tally: _Tally) -> Answer:
         return Answer(
@@ -283,6 +307,7 @@ def _trace(traced: SpanRecorder, answer: Answer) -> None:
     traced.set("items", len(answer.evidence.items))
     traced.set("citations", len(answer.citations))
     traced.set("calls", answer.receipt.chat_calls)
+    traced.set("repairs", answer.receipt.repairs)
     if answer.receipt.input_tokens is not None:
         traced.set("input_tokens", answer.receipt.input_tokens)
     if answer.receipt.output_tokens is not None:

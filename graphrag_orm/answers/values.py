@@ -37,7 +37,9 @@ class AnswerReceipt(Value):
     are the sums over those calls when *every* call reported them, else ``None``.
     ``retrieval_seconds`` covers the rewrite and retrieval, ``answer_seconds`` the
     answer call and the citation checks (wall-clock, rounded to microseconds); for a
-    stream, that includes the time its reader spent between deltas.
+    stream, that includes the time its reader spent between deltas. ``repairs`` is 1
+    when a reply's citations did not verify and the model was asked once more (that
+    call is counted in ``chat_calls`` too), else 0.
     """
 
     chat_calls: int = Field(ge=0)
@@ -45,6 +47,7 @@ class AnswerReceipt(Value):
     output_tokens: int | None = Field(default=None, ge=0)
     retrieval_seconds: float = Field(ge=0.0)
     answer_seconds: float = Field(ge=0.0)
+    repairs: int = Field(default=0, ge=0, le=1)
 
 
 class Answer(Value):

@@ -11,9 +11,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest, ChatUsage
+from graphrag_orm.chat.endpoint import ChatEndpoint
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.embeddings.openai import build_client, unreachable
+from graphrag_orm.embeddings.openai import build_client
 from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.model_failures import failure_of
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -37,23 +39,28 @@ def usage_of(usage: CompletionUsage | None) -> ChatUsage | None:
 class OpenAIChat:
     """Chat completions on an OpenAI-compatible endpoint: whole replies and streams.
 
-    A request with a ``response_schema`` is sent as ``response_format``
-    ``json_schema`` with its name, and ``"strict": true`` when the request is
-    strict (no flag otherwise). ``max_output_tokens`` is sent as
-    ``max_completion_tokens``, ``temperature`` when not ``None``, and
-    ``reasoning_effort`` (``"low"``, ...) when set here. Streams ask for usage
-    (``stream_options.include_usage``), so the last chunk's reply carries it.
+    ``endpoint`` (:class:`~graphrag_orm.chat.endpoint.ChatEndpoint`) says how the
+    server takes a schema and an output limit: by default a request with a
+    ``response_schema`` is sent as ``response_format`` ``json_schema`` with its name,
+    and ``"strict": true`` when the request is strict (no flag otherwise), and
+    ``max_output_tokens`` as ``max_completion_tokens``; llama-cpp-python's server
+    needs ``json_object`` with the schema, and ``max_tokens``. ``temperature`` is sent
+    when not ``None``, and ``reasoning_effort`` (``"low"``, ...) when set here.
+    Streams ask for usage (``stream_options.include_usage``) unless the endpoint says
+    not to, so the last chunk's reply carries it when the server sends it.
 
     ``api_key`` and ``base_url`` fall back to ``OPENAI_API_KEY`` and
     ``OPENAI_BASE_URL`` only when not given; an endpoint without a key (a local
     server) is called with a placeholder key; neither is
-    ``ConfigurationError("invalid-option")``. ``timeout`` (seconds) applies to a
-    client built here. Never retries: the SDK's retries are off, also on a
-    ``client`` you pass (a copy with ``max_retries=0`` is used). Errors are the
-    SDK's (``openai.APIStatusError``, ``APIConnectionError``, ...), for a
-    :class:`~graphrag_orm.retry.RetryPolicy` to classify, except one: until the
-    endpoint has answered once, a connection that cannot be opened (a closed port, an
-    unknown host) raises ``ModelCallFailed("model-unreachable")``. Nothing is logged.
+    ``ConfigurationError("invalid-option")``. ``timeout`` (seconds, 1 to 3,600; the
+    endpoint's, 120 by default) applies to a client built here, and time queued at
+    the server counts. Never retries: the SDK's retries are off, also on a
+    ``client`` you pass (a copy with ``max_retries=0`` is used). A failed call is a
+    coded :class:`~graphrag_orm.errors.ModelCallFailed` (see
+    :mod:`graphrag_orm.model_failures`): ``model-unreachable`` until the endpoint has
+    answered once, ``model-timeout``, ``model-unavailable`` (transient) or
+    ``model-request-rejected``, the SDK's error as its cause, for a
+    :class:`~graphrag_orm.retry.RetryPolicy` to classify. Nothing is logged.
     """
 
     def __init__(
@@ -63,17 +70,24 @@ class OpenAIChat:
         base_url: str | None = None,
         api_key: str | None = None,
         client: AsyncOpenAI | None = None,
-        timeout: float = 120.0,
+        timeout: float | None = None,
         reasoning_effort: str | None = None,
+        endpoint: ChatEndpoint | None = None,
     ) -> None:
         if not model:
             raise ConfigurationError(ErrorCode.INVALID_OPTION, "OpenAIChat: model must be named")
+        endpoint = endpoint or ChatEndpoint()
+        if timeout is not None:
+            endpoint = ChatEndpoint(endpoint.structured_output, endpoint.token_limit, timeout, endpoint.stream_usage)
         self.model = model
         self.reasoning_effort = reasoning_effort
+        self.endpoint = endpoint
         self._owns_client = client is None
         self._answered = False
         if client is None:
-            self._client = build_client(base_url=base_url, api_key=api_key, timeout=timeout, owner="OpenAIChat")
+            self._client = build_client(
+                base_url=base_url, api_key=api_key, timeout=endpoint.timeout_seconds, owner="OpenAIChat"
+            )
         else:
             self._client = client.with_options(max_retries=0)
 
@@ -86,12 +100,13 @@ class OpenAIChat:
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
         }
         if request.response_schema is not None:
-            json_schema: dict[str, Any] = {"name": request.schema_name, "schema": request.response_schema}
-            if request.strict:
-                json_schema["strict"] = True
-            arguments["response_format"] = {"type": "json_schema", "json_schema": json_schema}
+            response_format = self.endpoint.response_format(
+                request.schema_name, request.response_schema, request.strict
+            )
+            if response_format is not None:
+                arguments["response_format"] = response_format
         if request.max_output_tokens is not None:
-            arguments["max_completion_tokens"] = request.max_output_tokens
+            arguments.update(self.endpoint.output_limit(request.max_output_tokens))
         if request.temperature is not None:
             arguments["temperature"] = request.temperature
         if self.reasoning_effort is not None:
@@ -103,7 +118,7 @@ class OpenAIChat:
         try:
             completion = await self._client.chat.completions.create(**self._arguments(request), stream=False)
         except Exception as error:
-            self._refuse_if_unreachable(error)
+            self._raise_coded(error)
             raise
         self._answered = True
         choice = completion.choices[0] if completion.choices else None
@@ -118,15 +133,15 @@ class OpenAIChat:
         """The reply as it arrives; the last chunk carries the whole reply with usage.
 
         Closing the generator closes the HTTP response, so the server sees the
-        connection end. A stream that ends before the model said why it stopped
-        raises ``openai.APIConnectionError`` (transient), never a partial reply.
+        connection end. A stream that breaks, or ends before the model said why it
+        stopped, raises ``ModelCallFailed("model-unavailable")`` (transient), never a
+        partial reply.
         """
+        extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if self.endpoint.stream_usage else {}
         try:
-            stream = await self._client.chat.completions.create(
-                **self._arguments(request), stream=True, stream_options={"include_usage": True}
-            )
+            stream = await self._client.chat.completions.create(**self._arguments(request), stream=True, **extra)
         except Exception as error:
-            self._refuse_if_unreachable(error)
+            self._raise_coded(error)
             raise
         self._answered = True
         parts: list[str] = []
@@ -147,6 +162,9 @@ class OpenAIChat:
                     if delta:
                         parts.append(delta)
                         yield ChatChunk(delta=delta)
+        except Exception as error:
+            self._raise_coded(error)
+            raise
         finally:
             # Runs on exhaustion, error, aclose() and cancellation alike: the
             # response is closed, which ends the HTTP call.
@@ -154,17 +172,21 @@ class OpenAIChat:
         if finish_reason is None:
             import openai
 
-            raise openai.APIConnectionError(
+            ended = openai.APIConnectionError(
                 message="the reply stream ended before the model finished", request=stream.response.request
             )
+            self._raise_coded(ended)
+            raise ended
         yield ChatChunk(
             reply=ChatReply(text="".join(parts), usage=usage, finish_reason=finish_reason, model=model or self.model)
         )
 
-    def _refuse_if_unreachable(self, error: BaseException) -> None:
-        refused = None if self._answered else unreachable(error, self._client, "OpenAIChat")
-        if refused is not None:
-            raise refused from error
+    def _raise_coded(self, error: BaseException) -> None:
+        failure = failure_of(
+            error, self._client, "OpenAIChat", answered=self._answered, timeout=self.endpoint.timeout_seconds
+        )
+        if failure is not None:
+            raise failure from error
 
     async def aclose(self) -> None:
         """Close the HTTP client if this chat client built it; a client you passed stays open."""

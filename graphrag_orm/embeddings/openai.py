@@ -17,6 +17,7 @@ from graphrag_orm.embeddings.base import EmbeddingVectors
 from graphrag_orm.embeddings.sets import MAX_DIMENSIONS
 from graphrag_orm.embeddings.validation import EmbeddingRejected
 from graphrag_orm.errors import ConfigurationError, ModelCallFailed
+from graphrag_orm.model_failures import failure_of
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -131,7 +132,9 @@ class OpenAIEmbedder:
 
     Until the endpoint has answered once, a connection that cannot be opened (a closed
     port, an unknown host) raises ``ModelCallFailed("model-unreachable")`` instead of
-    the SDK's error (see :func:`unreachable`).
+    the SDK's error (see :func:`unreachable`); any other failed call is a coded
+    ``ModelCallFailed`` too (``model-timeout``, ``model-unavailable``,
+    ``model-request-rejected``; see :mod:`graphrag_orm.model_failures`).
 
     Never retries: the SDK's retries are off, also on a ``client`` you pass
     (a copy with ``max_retries=0`` is used), so wrap calls in a
@@ -173,6 +176,7 @@ class OpenAIEmbedder:
         self.max_input_tokens: int | None = max_input_tokens or _known_window(model)
         self._owns_client = client is None
         self._answered = False
+        self._timeout = timeout if client is None else None
         if client is None:
             self._client = build_client(base_url=base_url, api_key=api_key, timeout=timeout, owner="OpenAIEmbedder")
         else:
@@ -195,9 +199,11 @@ class OpenAIEmbedder:
                         model=self.model, input=batch, dimensions=self.dimensions
                     )
             except Exception as error:
-                refused = None if self._answered else unreachable(error, self._client, "OpenAIEmbedder")
-                if refused is not None:
-                    raise refused from error
+                failure = failure_of(
+                    error, self._client, "OpenAIEmbedder", answered=self._answered, timeout=self._timeout
+                )
+                if failure is not None:
+                    raise failure from error
                 raise
             self._answered = True
             if len(response.data) != len(batch):

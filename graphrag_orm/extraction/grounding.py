@@ -147,6 +147,10 @@ class Grounder:
         self.ontology = ontology
         self.options = options
         self.verifier = verifier
+        # The ontology's instructions give examples ("said Mara"); a weak model copies
+        # their names into its reply (the 0.5B model gave "Mara" as an alias).
+        examples = ontology.instructions or ""
+        self._examples = ExtractionChunk("", "", examples, 0).as_item() if examples else None
 
     async def add_chunk(self, knowledge: DocumentKnowledge, chunk: ExtractionChunk, raw: RawExtraction) -> None:
         """Check ``raw`` against ``chunk`` and merge what is kept into ``knowledge``."""
@@ -213,6 +217,9 @@ class Grounder:
         if len(name) > self.options.max_name_chars:
             pruned.append(PrunedItem(chunk_id=chunk.chunk_id, item=label, reason=PruneReason.NAME_TOO_LONG))
             return None
+        if self._from_the_examples(name, item):
+            pruned.append(PrunedItem(chunk_id=chunk.chunk_id, item=label, reason=PruneReason.EXAMPLE_NAME))
+            return None
         spans: list[Span] = []
         for phrase in candidate.mentions[: self.options.max_mentions_per_entity]:
             # A phrase listed twice is two mentions: each takes the next free occurrence.
@@ -260,6 +267,14 @@ class Grounder:
             aliases.add(alias)
         description = " ".join(candidate.description.split()) if candidate.description else None
         return ThingDraft(thing_id, candidate.kind, name, aliases, description or None, placeholder, spans)
+
+    def _from_the_examples(self, name: str, item: EvidenceItem) -> bool:
+        """Whether ``name`` is in the instructions' examples and not in the passage (a placeholder never is)."""
+        if self._examples is None or self.ontology.is_placeholder(name):
+            return False
+        if _locate_word(self._examples, name, avoid=[]) is None:
+            return False
+        return _locate_word(item, name, avoid=[]) is None
 
     async def _facts(
         self,

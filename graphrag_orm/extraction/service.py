@@ -22,6 +22,7 @@ from graphrag_orm.extraction.options import ExtractionOptions
 from graphrag_orm.extraction.reply import RawExtraction, parse_reply
 from graphrag_orm.extraction.summary import ExtractionSummary, QuarantinedReply
 from graphrag_orm.ontology import EXTRACTOR_VERSION, ModelSchema, Ontology
+from graphrag_orm.ontology.model_schema import ItemBounds
 from graphrag_orm.retry import RetryPolicy, RetryTally
 from graphrag_orm.tracing import SpanName, span
 
@@ -66,7 +67,14 @@ class Extractor:
         self.ontology = ontology
         self.chat = chat
         self.options = options or ExtractionOptions()
-        self.schema = ModelSchema.from_ontology(ontology)
+        options = self.options
+        bounds = ItemBounds(
+            entities=options.max_entities_per_chunk,
+            relationships=options.max_relationships_per_chunk,
+            quotes=options.max_quotes_per_chunk,
+            names=options.max_mentions_per_entity,
+        )
+        self.schema = ModelSchema.from_ontology(ontology, bounds)
         self.grounder = Grounder(ontology, self.options, verifier)
         self.retry = retry or RetryPolicy()
         self._instructions = self.schema.to_prompt_text()

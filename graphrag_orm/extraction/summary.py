@@ -16,6 +16,8 @@ class PruneReason(StrEnum):
     MISSING_NAME = "missing-name"
     NAME_TOO_LONG = "name-too-long"
     NOT_GROUNDED = "not-grounded"
+    #: The name is one of the instructions' examples and the passage does not hold it.
+    EXAMPLE_NAME = "example-name"
     MENTION_NOT_FOUND = "mention-not-found"
     ALIAS_NOT_FOUND = "alias-not-found"
     QUOTE_NOT_FOUND = "quote-not-found"

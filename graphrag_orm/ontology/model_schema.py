@@ -12,10 +12,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from graphrag_orm.chat.endpoint import nullable
 from graphrag_orm.ontology.entities import kind_description
 from graphrag_orm.ontology.ontology import Ontology
 
-__all__ = ["EXTRACTOR_VERSION", "ModelSchema"]
+__all__ = ["EXTRACTOR_VERSION", "ItemBounds", "ModelSchema"]
 
 #: Changes to the rules below change every fingerprint, so stored documents are re-extracted.
 EXTRACTOR_VERSION = "graphrag-orm-extract/1"
@@ -34,18 +35,37 @@ _QUOTE_RULES = """\
 
 
 def _nullable(kind: str) -> dict[str, Any]:
-    return {"type": [kind, "null"]}
+    return nullable({"type": kind})
+
+
+@dataclass(frozen=True)
+class ItemBounds:
+    """The most items a reply may list per array (``maxItems``): a weak model caught in a
+    repetition loop stops at them instead of writing to its output limit."""
+
+    entities: int
+    relationships: int
+    quotes: int
+    names: int
+    """Aliases and mentions of one entity."""
 
 
 @dataclass(frozen=True)
 class ModelSchema:
-    """The extraction request's schema and instructions for one ontology."""
+    """The extraction request's schema and instructions for one ontology; ``bounds`` adds ``maxItems``."""
 
     ontology: Ontology
+    bounds: ItemBounds | None = None
 
     @classmethod
-    def from_ontology(cls, ontology: Ontology) -> ModelSchema:
-        return cls(ontology)
+    def from_ontology(cls, ontology: Ontology, bounds: ItemBounds | None = None) -> ModelSchema:
+        return cls(ontology, bounds)
+
+    def _array(self, items: dict[str, Any], bound: str) -> dict[str, Any]:
+        array: dict[str, Any] = {"type": "array", "items": items}
+        if self.bounds is not None:
+            array["maxItems"] = getattr(self.bounds, bound)
+        return array
 
     def to_json_schema(self) -> dict[str, Any]:
         """A closed JSON schema: entities, relationships (and quotes when the ontology has any)."""
@@ -57,9 +77,9 @@ class ModelSchema:
             "properties": {
                 "kind": {"type": "string", "enum": list(onto.kinds)},
                 "name": {"type": "string"},
-                "aliases": {"type": "array", "items": {"type": "string"}},
+                "aliases": self._array({"type": "string"}, "names"),
                 "description": _nullable("string"),
-                "mentions": {"type": "array", "items": {"type": "string"}},
+                "mentions": self._array({"type": "string"}, "names"),
             },
         }
         relationship_props: dict[str, Any] = {
@@ -76,24 +96,22 @@ class ModelSchema:
             "properties": relationship_props,
         }
         properties: dict[str, Any] = {
-            "entities": {"type": "array", "items": entity},
-            "relationships": {"type": "array", "items": relationship},
+            "entities": self._array(entity, "entities"),
+            "relationships": self._array(relationship, "relationships"),
         }
         if onto.quote_types:
-            properties["quotes"] = {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["type", "speaker", "addressee", "quote"],
-                    "properties": {
-                        "type": {"type": "string", "enum": list(onto.quote_types)},
-                        "speaker": {"type": "string"},
-                        "addressee": _nullable("string"),
-                        "quote": {"type": "string"},
-                    },
+            quote = {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["type", "speaker", "addressee", "quote"],
+                "properties": {
+                    "type": {"type": "string", "enum": list(onto.quote_types)},
+                    "speaker": {"type": "string"},
+                    "addressee": _nullable("string"),
+                    "quote": {"type": "string"},
                 },
             }
+            properties["quotes"] = self._array(quote, "quotes")
         return {"type": "object", "additionalProperties": False, "required": list(properties), "properties": properties}
 
     def to_prompt_text(self) -> str:

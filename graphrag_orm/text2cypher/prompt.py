@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from graphrag_orm.chat.base import ChatMessage, ChatRequest
+from graphrag_orm.chat.endpoint import nullable
 from graphrag_orm.chat.evidence_block import render_question
 from graphrag_orm.chat.reply_json import is_utf8, read_object
 
@@ -65,7 +66,7 @@ relationship it does not have):
 Never answer from your own knowledge, and never write the answer itself: the query's rows
 are the answer."""
 
-_NULLABLE_STRING: Final = {"type": ["string", "null"]}
+_NULLABLE_STRING: Final = nullable({"type": "string"})
 
 GRAPH_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",

@@ -192,7 +192,7 @@ def chat_calls(model: OpenAIServer) -> int:
 
 
 ITEM_KEYS = {"chunkId", "documentId", "sourceUri", "title", "text", "startByte", "endByte", "score", "routes"}
-RECEIPT_KEYS = {"chatCalls", "inputTokens", "outputTokens", "retrievalSeconds", "answerSeconds"}
+RECEIPT_KEYS = {"chatCalls", "inputTokens", "outputTokens", "retrievalSeconds", "answerSeconds", "repairs"}
 PROBLEM_KEYS = {"type", "title", "status", "detail", "code"}
 
 
@@ -266,7 +266,8 @@ async def test_a_refusal_after_deltas_withdraws_them(corpus: None, openai_server
     assert name == "refused" and "verified" not in names(events)
     assert set(refused) == {"reason", "withdraws", "receipt"}
     assert refused["reason"] == "citation-not-found" and refused["withdraws"] is True
-    assert refused["receipt"]["chatCalls"] == 1
+    # The first reply and its one repair turn, which quoted no better.
+    assert (refused["receipt"]["chatCalls"], refused["receipt"]["repairs"]) == (2, 1)
 
 
 async def test_a_declined_reply_is_refused_without_deltas_to_withdraw(
@@ -306,7 +307,7 @@ async def test_a_model_failure_after_the_evidence_is_an_error_event_with_only_it
     assert names(events) == ["retrieved", "error"]
     assert events[-1][1] == {"code": "model-failed"}
     logged = [record.getMessage() for record in caplog.records if record.name == "graphrag_orm.server"]
-    assert logged == ["ask stream failed [model-failed]: InternalServerError (-)"]
+    assert logged == ["ask stream failed [model-failed]: ModelCallFailed (model-request-rejected)"]
     assert not any("scripted failure" in line for line in logged)
 
 

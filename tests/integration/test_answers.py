@@ -273,6 +273,56 @@ async def test_a_quote_that_differs_by_case_is_refused(corpus: Corpus) -> None:
     refused(await service.answer(SUPPLIER_QUESTION), "citation-not-found")
 
 
+def repaired_on_the_second_call(first: str, second: str) -> Callable[[ChatRequest], str]:
+    """Cites ``first`` (which does not verify), then ``second`` once the repair note arrives."""
+
+    def respond(request: ChatRequest) -> str:
+        repairing = "<previous-reply>" in request.messages[-1].content
+        quote = second if repairing else first
+        chunk_id = chunk_holding(request, "supplied by")
+        return json.dumps({"answer": "Northwind.", "citations": [{"chunkId": chunk_id, "quote": quote}]})
+
+    return respond
+
+
+async def test_a_citation_not_found_is_repaired_once_when_the_model_then_quotes_exactly(corpus: Corpus) -> None:
+    service, chat = answers(corpus, repaired_on_the_second_call("Supplied By Northwind", "supplied by Northwind"))
+    answer = await service.answer(SUPPLIER_QUESTION)
+    assert answer.answered and answer.citations[0].quote == "supplied by Northwind"
+    assert (answer.receipt.chat_calls, answer.receipt.repairs) == (2, 1)
+    first, second = chat.calls
+    assert second.messages[0] == first.messages[0] and second.response_schema == first.response_schema
+    note = second.messages[-1].content
+    assert first.messages[-1].content in note
+    assert '"Supplied By Northwind"' in note and chunk_holding(first, "supplied by") in note
+
+
+async def test_a_repair_that_fails_again_is_refused_and_no_third_call_is_made(corpus: Corpus) -> None:
+    service, chat = answers(corpus, citing("Northwind.", ("Supplied By Northwind Components", "supplied by")))
+    answer = await service.answer(SUPPLIER_QUESTION)
+    refused(answer, "citation-not-found")
+    assert (answer.receipt.chat_calls, answer.receipt.repairs, len(chat.calls)) == (2, 1, 2)
+
+
+async def test_only_a_citation_not_found_is_repaired_and_the_repair_can_be_turned_off(corpus: Corpus) -> None:
+    declined = '{"insufficient": "Nothing about it.", "answer": null, "citations": null}'
+    service, chat = answers(corpus, replying(declined))
+    assert (await service.answer(SUPPLIER_QUESTION)).receipt.repairs == 0 and len(chat.calls) == 1
+    chat = ScriptedChat(repaired_on_the_second_call("Supplied By Northwind", "supplied by Northwind"))
+    strict = AnswersService(corpus.retriever, chat, AnswersOptions(repair_citations=False))
+    refused(await strict.answer(SUPPLIER_QUESTION), "citation-not-found")
+    assert len(chat.calls) == 1
+
+
+async def test_a_streamed_answer_repaired_after_its_deltas_completes_answered(corpus: Corpus) -> None:
+    service, _chat = answers(corpus, repaired_on_the_second_call("Supplied By Northwind", "supplied by Northwind"))
+    updates = await collect(service.stream(SUPPLIER_QUESTION))
+    completed = updates[-1]
+    assert any(isinstance(u, Delta) for u in updates)
+    assert isinstance(completed, Completed) and completed.withdraws is False
+    assert completed.answer.answered and completed.answer.receipt.repairs == 1
+
+
 async def test_a_quote_with_three_elisions_is_refused(corpus: Corpus) -> None:
     quote = "Riders call ... the quiet one ... never squeals ... almost never"
     service, _chat = answers(corpus, citing("The quiet one.", (quote, "Riders call")))

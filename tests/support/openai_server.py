@@ -43,7 +43,7 @@ FaultKind = Literal["status", "drop", "delay", "cut"]
 class Fault:
     """What goes wrong with one request.
 
-    ``status``: answer ``status`` with an OpenAI error body and ``headers``.
+    ``status``: answer ``status`` with an OpenAI error body (its ``message``) and ``headers``.
     ``drop``: close the connection without any response.
     ``delay``: wait ``seconds`` (past the client's timeout), then answer normally.
     ``cut``: stream ``after_chunks`` content chunks, then close mid-body.
@@ -54,6 +54,7 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     after_chunks: int = 1
+    message: str | None = None
 
 
 @dataclass
@@ -142,15 +143,16 @@ class OpenAIServer:
         times: int = 1,
         retry_after: str | None = None,
         retry_after_ms: str | None = None,
+        message: str | None = None,
     ) -> None:
-        """Answer the next ``times`` requests with ``status`` (and retry hints, when given)."""
+        """Answer the next ``times`` requests with ``status`` (retry hints and the error's message, when given)."""
         headers: dict[str, str] = {}
         if retry_after is not None:
             headers["Retry-After"] = retry_after
         if retry_after_ms is not None:
             headers["retry-after-ms"] = retry_after_ms
         for _ in range(times):
-            self.faults.append(Fault("status", status=status, headers=dict(headers)))
+            self.faults.append(Fault("status", status=status, headers=dict(headers), message=message))
 
     def rate_limit(self, *, times: int = 1, retry_after: str | None = None, retry_after_ms: str | None = None) -> None:
         """Answer the next ``times`` requests with 429."""
@@ -256,7 +258,7 @@ class _Handler(BaseHTTPRequestHandler):
             if fault is not None and fault.kind == "delay":
                 state._wait(fault.seconds)
             if fault is not None and fault.kind == "status":
-                self._send_error(fault.status, fault.headers)
+                self._send_error(fault.status, fault.headers, fault.message)
                 return
             if path.endswith("/chat/completions"):
                 if body.get("stream"):
@@ -289,9 +291,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
-    def _send_error(self, status: int, headers: dict[str, str]) -> None:
+    def _send_error(self, status: int, headers: dict[str, str], message: str | None = None) -> None:
         kind = "rate_limit_exceeded" if status == 429 else ("invalid_request_error" if status < 500 else "server_error")
-        payload = {"error": {"message": f"scripted failure {status}", "type": kind, "code": None, "param": None}}
+        text = message or f"scripted failure {status}"
+        payload = {"error": {"message": text, "type": kind, "code": None, "param": None}}
         self._send_json(status, payload, headers)
 
     def _usage(self) -> dict[str, Any] | None:

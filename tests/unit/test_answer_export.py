@@ -107,6 +107,7 @@ def test_the_document_has_format_time_version_and_a_camel_case_answer() -> None:
         "outputTokens": 30,
         "retrievalSeconds": 0.12,
         "answerSeconds": 1.5,
+        "repairs": 0,
     }
     assert answer["citations"][0]["grounding"] == "Source"
     assert {"startByte", "endByte", "chunkId", "documentId", "endPage"} <= set(answer["citations"][0])

@@ -24,7 +24,9 @@ from graphrag_orm.chat import (
     ScriptedChat,
     ScriptMissing,
 )
-from graphrag_orm.errors import ConfigurationError, GraphRagError
+from graphrag_orm.chat.endpoint import ChatEndpoint
+from graphrag_orm.errors import ConfigurationError, GraphRagError, ModelCallFailed
+from graphrag_orm.retry import is_transient_default
 from tests.support.openai_server import DEFAULT_CHAT_REPLY, OpenAIServer
 
 COMPLETIONS = "/v1/chat/completions"
@@ -153,22 +155,93 @@ async def test_cancelling_the_reading_task_stops_the_http_call(openai_server: Op
     assert openai_server.streams_completed == 0
 
 
-async def test_a_stream_cut_off_mid_way_raises_a_transient_connection_error(
+async def test_a_stream_cut_off_mid_way_raises_a_coded_transient_failure(
     openai_server: OpenAIServer, chat: OpenAIChat
 ) -> None:
     openai_server.cut_stream(after_chunks=2)
     received: list[ChatChunk] = []
-    with pytest.raises(openai.APIConnectionError):
+    with pytest.raises(ModelCallFailed) as failed:
         async for chunk in chat.stream(ask()):
             received.append(chunk)
+    assert failed.value.code == "model-unavailable" and is_transient_default(failed.value)
+    assert isinstance(failed.value.__cause__, openai.APIConnectionError)
     assert all(chunk.reply is None for chunk in received)
 
 
-async def test_server_errors_reach_the_caller_unretried(openai_server: OpenAIServer, chat: OpenAIChat) -> None:
+async def test_a_busy_server_is_a_coded_transient_failure_unretried_by_the_client(
+    openai_server: OpenAIServer, chat: OpenAIChat
+) -> None:
     openai_server.fail(503)
-    with pytest.raises(openai.InternalServerError):
+    with pytest.raises(ModelCallFailed) as failed:
         await chat.complete(ask())
+    assert (failed.value.code, failed.value.status) == ("model-unavailable", 503)
+    assert isinstance(failed.value.__cause__, openai.InternalServerError)
+    assert is_transient_default(failed.value)
     assert len(openai_server.requests) == 1
+
+
+async def test_a_request_the_server_refuses_is_model_request_rejected_without_its_message(
+    openai_server: OpenAIServer, chat: OpenAIChat
+) -> None:
+    # llama-cpp-python's server answers a response_format it does not take with a 500.
+    openai_server.fail(500, message="Internal Server Error: secret prompt text")
+    with pytest.raises(ModelCallFailed) as failed:
+        await chat.complete(ask(response_schema=ANSWER_SCHEMA))
+    assert (failed.value.code, failed.value.status) == ("model-request-rejected", 500)
+    assert "GRAPHRAG_STRUCTURED_OUTPUT=json_object" in str(failed.value)
+    assert "secret" not in str(failed.value)
+    assert not is_transient_default(failed.value)
+
+
+async def test_a_model_slower_than_the_timeout_is_model_timeout(openai_server: OpenAIServer) -> None:
+    openai_server.delay(5)
+    async with OpenAIChat("m", base_url=openai_server.url, api_key="k", timeout=1) as slow:
+        with pytest.raises(ModelCallFailed) as failed:
+            await slow.complete(ask())
+    assert failed.value.code == "model-timeout" and "within 1 s" in str(failed.value)
+    assert is_transient_default(failed.value)
+
+
+async def test_a_stream_slower_than_the_timeout_is_model_timeout(openai_server: OpenAIServer) -> None:
+    openai_server.chat_responder = lambda body: "word " * 50
+    openai_server.stream_delay = 1.5
+    async with OpenAIChat("m", base_url=openai_server.url, api_key="k", timeout=1) as slow:
+        with pytest.raises(ModelCallFailed) as failed:
+            await collect(slow.stream(ask()))
+    assert failed.value.code == "model-timeout"
+
+
+async def test_json_object_mode_sends_the_schema_inside_response_format(openai_server: OpenAIServer) -> None:
+    endpoint = ChatEndpoint(structured_output="json_object", token_limit="max_tokens")
+    async with OpenAIChat("m", base_url=openai_server.url, api_key="k", endpoint=endpoint) as local:
+        await local.complete(ask(response_schema=ANSWER_SCHEMA, max_output_tokens=64))
+    body = openai_server.requests_to(COMPLETIONS)[0].body
+    assert body["response_format"] == {"type": "json_object", "schema": ANSWER_SCHEMA}
+    assert body["max_tokens"] == 64 and "max_completion_tokens" not in body
+
+
+async def test_both_limit_fields_and_no_response_format_and_no_stream_usage_when_asked(
+    openai_server: OpenAIServer,
+) -> None:
+    endpoint = ChatEndpoint(structured_output="none", token_limit="both", stream_usage=False)
+    async with OpenAIChat("m", base_url=openai_server.url, api_key="k", endpoint=endpoint) as plain:
+        await plain.complete(ask(response_schema=ANSWER_SCHEMA, max_output_tokens=64))
+        chunks = await collect(plain.stream(ask()))
+    complete, streamed = (request.body for request in openai_server.requests_to(COMPLETIONS))
+    assert "response_format" not in complete
+    assert (complete["max_tokens"], complete["max_completion_tokens"]) == (64, 64)
+    assert "stream_options" not in streamed
+    assert chunks[-1].reply is not None and chunks[-1].reply.usage is None
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"timeout_seconds": 0.5}, {"timeout_seconds": 3_601}, {"structured_output": "grammar"}, {"token_limit": "n"}],
+)
+def test_an_endpoint_out_of_bounds_is_invalid_option(fields: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        ChatEndpoint(**fields)
+    assert refused.value.code == "invalid-option"
 
 
 def test_openai_chat_needs_a_key_or_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:

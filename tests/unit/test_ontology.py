@@ -66,8 +66,12 @@ def objects(schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def types_of(property_schema: dict[str, Any]) -> set[str]:
+    """The types a property allows; a nullable one is written as anyOf, never as a type list."""
+    if "anyOf" in property_schema:
+        return {kind for branch in property_schema["anyOf"] for kind in types_of(branch)}
     declared = property_schema["type"]
-    return {declared} if isinstance(declared, str) else set(declared)
+    assert isinstance(declared, str)
+    return {declared}
 
 
 # ----------------------------------------------------------------- the shipped three

@@ -59,10 +59,10 @@ def policy(sleeps: Sleeps, **options: object) -> RetryPolicy:
     return RetryPolicy(RetryOptions(**options), sleep=sleeps, random=lambda: 0.5)
 
 
-async def test_a_transient_500_is_retried_then_succeeds(
+async def test_a_transient_503_is_retried_then_succeeds(
     openai_server: OpenAIServer, embedder: OpenAIEmbedder, sleeps: Sleeps
 ) -> None:
-    openai_server.fail(500)
+    openai_server.fail(503)
     retry = policy(sleeps)
     vectors = await retry.run(lambda: embedder.embed(["alpha"]), code="embedding-failed")
     assert len(vectors) == 1
@@ -98,7 +98,8 @@ async def test_a_hint_longer_than_the_longest_wait_fails_at_once_as_rate_limited
         await retry.run(lambda: embedder.embed(["alpha"]), code="embedding-failed")
     assert failure.value.code == "rate-limited"
     assert failure.value.status == 429
-    assert isinstance(failure.value.__cause__, openai.RateLimitError)
+    assert isinstance(failure.value.__cause__, ModelCallFailed)
+    assert isinstance(failure.value.__cause__.__cause__, openai.RateLimitError)
     assert sleeps.waits == []
     assert len(openai_server.requests_to(EMBEDDINGS)) == 1
     assert retry.summary == RetrySummary()
@@ -130,9 +131,32 @@ async def test_a_400_is_not_retried_and_gives_the_callers_code(
         await policy(sleeps).run(lambda: embedder.embed(["alpha"]), code="embedding-failed")
     assert failure.value.code == "embedding-failed"
     assert failure.value.attempts == 1
-    assert isinstance(failure.value.__cause__, openai.BadRequestError)
+    assert isinstance(failure.value.__cause__, ModelCallFailed)
+    assert failure.value.__cause__.code == "model-request-rejected"
+    assert isinstance(failure.value.__cause__.__cause__, openai.BadRequestError)
     assert len(openai_server.requests_to(EMBEDDINGS)) == 1
     assert sleeps.waits == []
+
+
+async def test_a_500_that_refuses_the_request_is_tried_once(openai_server: OpenAIServer, sleeps: Sleeps) -> None:
+    # llama-cpp-python's server answers a response_format it does not take with a 500: the
+    # same request would be refused again, so four more tries only cost time.
+    openai_server.fail(500, times=5)
+    request = ChatRequest(messages=(ChatMessage(role="user", content="extract"),))
+    async with OpenAIChat("test-chat", base_url=openai_server.url, api_key="test-key") as chat:
+        with pytest.raises(ModelCallFailed) as failure:
+            await policy(sleeps).run(lambda: chat.complete(request), code="extraction-failed")
+    assert (failure.value.code, failure.value.attempts, failure.value.status) == ("extraction-failed", 1, 500)
+    assert "model-request-rejected (HTTP 500)" in str(failure.value)
+    assert len(openai_server.requests) == 1 and sleeps.waits == []
+
+
+async def test_a_500_saying_the_server_is_overloaded_is_retried(
+    openai_server: OpenAIServer, embedder: OpenAIEmbedder, sleeps: Sleeps
+) -> None:
+    openai_server.fail(500, message="The server is overloaded, try again later")
+    vectors = await policy(sleeps).run(lambda: embedder.embed(["alpha"]), code="embedding-failed")
+    assert len(vectors) == 1 and len(sleeps.waits) == 1
 
 
 async def test_exhausted_retries_give_the_callers_code(
@@ -275,8 +299,10 @@ def status_error(status: int, headers: dict[str, str] | None = None) -> openai.A
 
 def test_default_classification() -> None:
     request = httpx.Request("POST", "http://127.0.0.1/v1/embeddings")
-    assert all(is_transient_default(status_error(s)) for s in (408, 429, 500, 502, 503, 599))
-    assert not any(is_transient_default(status_error(s)) for s in (400, 401, 403, 404, 422))
+    assert all(is_transient_default(status_error(s)) for s in (408, 429, 502, 503, 504))
+    assert not any(is_transient_default(status_error(s)) for s in (400, 401, 403, 404, 422, 500, 501, 599))
+    overloaded = openai.APIStatusError("x", response=sdk_response(500), body={"error": {"message": "Overloaded"}})
+    assert is_transient_default(overloaded)
     assert is_transient_default(openai.APIConnectionError(request=sdk_response(200).request))
     assert is_transient_default(openai.APITimeoutError(request=sdk_response(200).request))
     assert is_transient_default(httpx.ConnectError("refused", request=request))

@@ -170,5 +170,6 @@ def test_an_event_is_one_named_line_of_camel_case_json() -> None:
             "outputTokens": None,
             "retrievalSeconds": 0.1,
             "answerSeconds": 0.2,
+            "repairs": 0,
         },
     }
