@@ -78,12 +78,11 @@ def _named(label: ClientLabel | None) -> str:
 def totals_rows(totals: Totals, k: int) -> list[tuple[str, str]]:
     """The totals as (metric, value) lines of plain text, for the table and the HTML page alike."""
     t = totals
-    judged = f"{t.supported}/{t.support_judged} answered cases with phrases"
     unknown = f", {t.cases_without_tokens} case(s) reported none" if t.cases_without_tokens else ""
     return [
         ("cases", f"{t.cases} ({t.failing} failing, {t.errors} errors)"),
         ("citation validity", f"{rate(t.citation_validity)} ({t.valid_citations}/{t.citations} citations)"),
-        ("answer support", f"{rate(t.answer_support)} ({judged}: a valid quote holds a required phrase)"),
+        ("answer support", f"{rate(t.answer_support)} ({t.supported}/{t.support_judged} answers)"),
         (
             "abstention",
             f"{rate(t.abstention)} (answered {t.answered}, abstained {t.abstained}, "
