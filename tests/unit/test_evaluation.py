@@ -402,3 +402,13 @@ async def test_the_report_names_the_stand_ins_round_trips_as_json_and_traces_cou
     assert dict(evaluate.attributes or {}) == {"graphrag.cases": 2}
     answers = [span for span in exporter.get_finished_spans() if span.name == "GraphRag.Answer"]
     assert len(answers) == 2 and all(span.parent is not None for span in answers)
+
+
+async def test_with_lanes_the_failures_in_a_row_stop_every_lane() -> None:
+    cases = [
+        EvalCase(id=f"t{n}", question=f"Where did the White Rabbit hurry ({n})?", answerable=True) for n in range(8)
+    ]
+    run = run_with({case.question: timing_out for case in cases}, max_consecutive_failures=2, concurrency=2)
+    report = await run.run(cases)
+    assert 2 <= len(report.cases) <= 3 and all(case.outcome is CaseOutcome.ERROR for case in report.cases)
+    assert [limit.name.value for limit in report.limits_reached] == ["ConsecutiveFailures"]
