@@ -114,6 +114,8 @@ class LimitName(StrEnum):
     # evaluation
     #: Cases past the evaluator's ``max_cases`` were not run.
     MAX_CASES = "MaxCases"
+    #: The evaluator stopped after ``max_consecutive_failures`` cases in a row failed with an error.
+    CONSECUTIVE_FAILURES = "ConsecutiveFailures"
     # model modes
     #: Record mode's call budget (GRAPHRAG_MAX_CALLS): the call over it was not sent.
     MAX_CALLS = "MaxCalls"
@@ -250,6 +252,8 @@ class ErrorCode(StrEnum):
     INVALID_CASES = "invalid-cases"
     #: A file that is not an evaluation report (``graphrag-orm eval --compare``).
     INVALID_REPORT = "invalid-report"
+    #: An evaluation case raised an exception that carries no code; the case names its type only.
+    CASE_FAILED = "case-failed"
     # model modes
     #: GRAPHRAG_MODEL_MODE or GRAPHRAG_PROVIDER is not one of the allowed values (the message lists them).
     UNKNOWN_MODEL_MODE = "unknown-model-mode"

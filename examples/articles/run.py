@@ -12,7 +12,8 @@ Offline (the default GRAPHRAG_MODEL_MODE): extraction uses the replies written b
 ``press.py``, and the embedder is the local model when the ``local`` extra is installed,
 else the HashingEmbedder stand-in (GRAPHRAG_DEMO_EMBEDDER=hashing forces it). Another
 mode (live, replay, record: see :mod:`graphrag_orm.environment`) extracts with the client
-it names. Exit code 0 when both articles are ingested, 1 otherwise, 2 for a coded error.
+it names. Exit code 0 when both articles are ingested, 2 for a coded error, a failed
+article included (printed with why; the graph is not shown then).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ if str(HERE.parents[1]) not in sys.path:
 
 from examples.articles.press import METADATA, ONTOLOGY, extraction_reply  # noqa: E402
 from examples.chains import sample_chain  # noqa: E402
+from examples.ingested import require_ingested  # noqa: E402
 from examples.recall.run import choose_embedder  # noqa: E402
 from graphrag_orm.chat import ChatClient, ScriptedChat  # noqa: E402
 from graphrag_orm.embeddings import EmbeddingSet  # noqa: E402
@@ -156,6 +158,7 @@ async def run_sample(*, start_server: bool = True) -> tuple[IngestionReceipt, Gr
             )
             kept += f" ({len(extraction.pruned)} pruned)"
         console.print(f"ingested {receipt.ingested}, unchanged {receipt.unchanged}, failed {receipt.failed}{kept}\n")
+        require_ingested(receipt, console)
         view = await read_graph(rag.store)
     finally:
         await rag.close()

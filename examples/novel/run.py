@@ -17,8 +17,10 @@ record: see :mod:`graphrag_orm.environment`) extracts and answers with the clien
 
 ``--fetch`` downloads the whole book (Project Gutenberg eBook #11, plain text) and ingests
 it instead of the chapter; only when asked, and never in tests. Without a network it
-fails with ``fetch-failed``. Exit code 0 when every case ran, 1 when one failed to run, 2
-for a coded error (printed on one line).
+fails with ``fetch-failed``. A document that fails to ingest is printed with why, and the
+sample stops there instead of evaluating a partial graph. Exit code 0 when every case ran,
+1 when one failed to run, 2 for a coded error (printed on one line), a failed document
+included.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ if str(HERE.parents[1]) not in sys.path:
     sys.path.insert(0, str(HERE.parents[1]))  # run from anywhere in a checkout
 
 from examples.chains import sample_chain  # noqa: E402
+from examples.ingested import require_ingested  # noqa: E402
 from examples.novel.alice import ONTOLOGY, extraction_reply  # noqa: E402
 from examples.recall.run import Embedding, choose_embedder  # noqa: E402
 from graphrag_orm.chat import ChatClient, ExtractiveChat, ScriptedChat  # noqa: E402
@@ -126,7 +129,8 @@ def fetch_book(cache: Path, url: str = BOOK_URL) -> Source:
 
 
 async def ingest(rag: GraphRag, source: Source) -> IngestionReceipt:
-    """Ingest ``source`` with extraction and print what it kept."""
+    """Ingest ``source`` with extraction and print what it kept; a failed document is printed with
+    why, and raised as its code (see :func:`examples.ingested.require_ingested`)."""
     receipt = await rag.ingestion.ingest([source])
     extraction = receipt.extraction
     kept = ""
@@ -137,6 +141,7 @@ async def ingest(rag: GraphRag, source: Source) -> IngestionReceipt:
         f"ingested {receipt.ingested}, unchanged {receipt.unchanged}, failed {receipt.failed} "
         f"({receipt.chunks_written} chunks written){kept}"
     )
+    require_ingested(receipt, console)
     return receipt
 
 

@@ -14,7 +14,8 @@ extracts and answers with the client it names instead; OPENAI_API_KEY alone chan
 
 It can run any number of times: the second run finds the wiki unchanged. Exit code 0
 when the graph route's answer is complete and every citation holds, and the refusal is
-refused; 1 otherwise; 2 for a coded error (printed on one line).
+refused; 1 otherwise; 2 for a coded error (printed on one line), a page that failed to
+ingest included (each failed page is printed with why, and the demo stops there).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parents[1]) not in sys.path:
     sys.path.insert(0, str(HERE.parents[1]))  # run from anywhere in a checkout
 
+from examples.ingested import require_ingested  # noqa: E402
 from examples.recall.bikes import (  # noqa: E402
     AFFECTED,
     BIKES,
@@ -217,6 +219,7 @@ async def run_demo(*, start_server: bool = True) -> DemoResult:
             f"ingested {receipt.ingested}, unchanged {receipt.unchanged}, failed {receipt.failed} "
             f"({receipt.chunks_written} chunks written){kept}\n"
         )
+        require_ingested(receipt, console)
         assert rag.answers is not None
         answers = rag.answers
 

@@ -121,11 +121,12 @@ class ReplyCitation:
 
 @dataclass(frozen=True, slots=True)
 class ReplyReading:
-    """What a reply says: an answer with citations, a decline, or nothing readable.
+    """What a reply says: an answer with citations, a decline, both, or nothing readable.
 
-    Exactly one holds: ``problem`` is set (unreadable), ``declined`` is set (the
-    model's reason), or ``answer`` is set (non-blank, untrimmed) with
-    ``citations`` (possibly empty).
+    Either ``problem`` is set (unreadable) and nothing else, or at least one of
+    ``answer`` (non-blank, untrimmed, with ``citations``, possibly empty) and
+    ``declined`` (the model's reason) is. A small model under the strict schema
+    often fills both; :func:`~graphrag_orm.answers.service.verify` decides.
     """
 
     answer: str | None = None
@@ -145,9 +146,10 @@ def parse_reply(text: str, *, truncated: bool = False) -> ReplyReading:
     ``chunkId`` and ``quote``); a string holding a lone surrogate; and an object
     that neither answers nor declines (no non-blank ``answer`` or ``insufficient``).
 
-    Declined: ``insufficient`` holds non-whitespace text, whatever else the reply
-    says. A blank ``insufficient`` (``""``) reads as null. Answered: a non-blank
-    ``answer``; ``citations`` null or absent reads as none.
+    Declined: ``insufficient`` holds non-whitespace text; a blank one (``""``) reads
+    as null. Answered: a non-blank ``answer``; ``citations`` null or absent reads as
+    none. Both are read when both are there: which one stands is the citations'
+    check's to say, not the parser's.
     """
     if truncated:
         return ReplyReading(problem="the reply was cut off at the output limit")
@@ -170,8 +172,9 @@ def parse_reply(text: str, *, truncated: bool = False) -> ReplyReading:
     strings = [s for s in (answer, insufficient, *(c.chunk_id for c in read), *(c.quote for c in read)) if s]
     if not all(is_utf8(s) for s in strings):
         return ReplyReading(problem="a string holds a lone surrogate")
-    if insufficient is not None and insufficient.strip():
-        return ReplyReading(declined=insufficient)
+    declined = insufficient if insufficient is not None and insufficient.strip() else None
     if answer is None or not answer.strip():
+        if declined is not None:
+            return ReplyReading(declined=declined)
         return ReplyReading(problem="the reply neither answers nor says the evidence is insufficient")
-    return ReplyReading(answer=answer, citations=tuple(read))
+    return ReplyReading(answer=answer, citations=tuple(read), declined=declined)

@@ -3,9 +3,12 @@
 Runs the cases against the graph the environment names (``graphrag_from_env``: offline
 stand-ins unless a model is named), with rich progress on stderr, then prints the
 table (or, with ``--json``, the :class:`~graphrag_orm.evaluation.EvaluationReport` on
-stdout). The exit code is 0 when the run completed, whatever the metrics say; 1 with
-one line on stderr for a coded error (a bad cases file, a bad report to compare with,
-no database, ``missing-extra`` for ``--html`` without matplotlib).
+stdout). A case that fails (a model timeout, any error) is a failed case of the report,
+listed with its message and code; the finished cases are always kept. The exit code is
+0 when the run completed, whatever the metrics say; 1 when it stopped after
+``--max-consecutive-failures`` failed cases in a row (the report is printed first), and
+1 with one line on stderr for a coded error (a bad cases file, a bad report to compare
+with, no database, ``missing-extra`` for ``--html`` without matplotlib).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from graphrag_orm.cli._common import OntologyOption, console, fail, load_ontology, require_extra, run
-from graphrag_orm.codes import ErrorCode
+from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.evaluation import (
@@ -39,14 +42,21 @@ _progress_console = Console(stderr=True, highlight=False)
 
 
 async def _run(
-    rag: GraphRag, cases: tuple[EvalCase, ...], k: int, concurrency: int, max_cases: int
+    rag: GraphRag, cases: tuple[EvalCase, ...], k: int, concurrency: int, max_cases: int, max_failures: int
 ) -> EvaluationReport:
     await rag.connect()
     try:
         retrieval = rag.retriever.options
         if rag.ontology is not None:  # the graph route needs the ontology's things
             retrieval = retrieval.model_copy(update={"routes": retrieval.routes | {Route.GRAPH}})
-        evaluator = Evaluator(rag, retrieval=retrieval, k=k, concurrency=concurrency, max_cases=max_cases)
+        evaluator = Evaluator(
+            rag,
+            retrieval=retrieval,
+            k=k,
+            concurrency=concurrency,
+            max_cases=max_cases,
+            max_consecutive_failures=max_failures,
+        )
         columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=_progress_console, transient=True) as progress:
             task = progress.add_task("cases", total=min(len(cases), max_cases))
@@ -65,9 +75,12 @@ def evaluate(
     k: int = typer.Option(10, "--k", min=1, max=128, help="Items retrieved per case; the k of recall@k and MRR."),
     concurrency: int = typer.Option(1, "--concurrency", min=1, max=8, help="Cases answered at once (1 to 8)."),
     max_cases: int = typer.Option(1_000, "--max-cases", min=1, max=10_000, help="The most cases run (the first)."),
+    max_failures: int = typer.Option(
+        5, "--max-consecutive-failures", min=1, max=1_000, help="Stop after this many failed cases in a row."
+    ),
     ontology: str | None = OntologyOption,
 ) -> None:
-    """Run the evaluation cases: citation validity, abstention, coverage, recall@k, MRR."""
+    """Run the evaluation cases: citation validity, answer support, abstention, coverage, recall@k, MRR."""
     if html is not None:
         require_extra("eval --html", "eval", "matplotlib")
     try:
@@ -76,7 +89,7 @@ def evaluate(
         rag = graphrag_from_env(ontology=load_ontology(ontology))[0]
     except GraphRagError as error:
         fail(error.message, error.code)
-    report = run(_run(rag, cases, k, concurrency, max_cases))
+    report = run(_run(rag, cases, k, concurrency, max_cases, max_failures))
     comparison = compare_reports(report, baseline) if baseline is not None else None
     if as_json:
         typer.echo(report.model_dump_json(by_alias=True, indent=2))
@@ -90,3 +103,5 @@ def evaluate(
         except OSError as error:
             fail(f"cannot write {html}: {error.strerror or type(error).__name__}", ErrorCode.INVALID_OPTION)
         (_progress_console if as_json else console).print(f"[dim]wrote {html}[/]")
+    if any(limit.name is LimitName.CONSECUTIVE_FAILURES for limit in report.limits_reached):
+        raise typer.Exit(1)

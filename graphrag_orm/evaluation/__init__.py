@@ -1,4 +1,4 @@
-"""Evaluation on your own cases: citation validity, abstention, coverage, recall@k and MRR, with no model judge.
+"""Evaluation on your own cases: citation validity, answer support, abstention, coverage, recall@k and MRR, no model judge.
 
 ``load_cases(path)`` reads a JSONL file of :class:`EvalCase`\\ s; ``Evaluator(rag, k=10).run(cases)``
 returns an :class:`EvaluationReport` (JSON round-trips); :func:`render_table` prints it,

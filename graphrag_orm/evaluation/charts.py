@@ -1,8 +1,8 @@
 """One chart per metric, drawn with matplotlib as inline SVG (the ``eval`` extra).
 
-Per-case bars for citation validity, coverage, recall@k, reciprocal rank, document
-recall (when any case expects documents), tokens and time; one bar per outcome for
-abstention. With a baseline, each bar has the baseline's beside it (cases matched by
+Per-case bars for citation validity, answer support (when any case has it), coverage,
+recall@k, reciprocal rank, document recall (when any case expects documents), tokens and
+time; one bar per outcome for abstention. With a baseline, each bar has the baseline's beside it (cases matched by
 id). A case where a metric does not apply has no bar. The SVG keeps its text as text,
 holds no date, and each chart's element ids (and the references to them) are prefixed
 with its own name, so several charts live in one page without clashing and a report
@@ -35,6 +35,7 @@ _OUTCOMES: Final = (
     CaseOutcome.ABSTAINED,
     CaseOutcome.WRONGLY_REFUSED,
     CaseOutcome.WRONGLY_ANSWERED,
+    CaseOutcome.FAILED_REFUSAL,
     CaseOutcome.ERROR,
 )
 _Reader = Callable[[CaseResult], float | None]
@@ -62,6 +63,8 @@ def _metrics(report: EvaluationReport) -> list[tuple[str, _Reader, bool]]:
         (f"recall@{k}", lambda c: c.recall_at_k, True),
         ("reciprocal rank", lambda c: c.reciprocal_rank, True),
     ]
+    if any(case.supported is not None for case in report.cases):
+        metrics.insert(1, ("answer support", lambda c: None if c.supported is None else float(c.supported), True))
     if any(case.expected_documents for case in report.cases):
         metrics.append(("document recall", lambda c: c.document_recall, True))
     if any(case.input_tokens is not None for case in report.cases):

@@ -20,16 +20,33 @@ from pydantic import ValidationError
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import EvaluationError
-from graphrag_orm.evaluation.values import REPORT_FORMAT, CaseOutcome, CaseResult, EvaluationReport, Totals
+from graphrag_orm.evaluation.values import (
+    READABLE_FORMATS,
+    REPORT_FORMAT,
+    CaseOutcome,
+    CaseResult,
+    EvaluationReport,
+    Totals,
+)
 from graphrag_orm.values import Value
 
-__all__ = ["CASE_METRICS", "TOTAL_METRICS", "CaseDelta", "Comparison", "MetricDelta", "compare_reports", "load_report"]
+__all__ = [
+    "CASE_METRICS",
+    "QUALITY_METRICS",
+    "TOTAL_METRICS",
+    "CaseDelta",
+    "Comparison",
+    "MetricDelta",
+    "compare_reports",
+    "load_report",
+]
 
 _Number = float | int | None
 
 #: Totals compared: name, how to read it, and whether higher is better.
 TOTAL_METRICS: Final[tuple[tuple[str, Callable[[Totals], _Number], bool], ...]] = (
     ("citation validity", lambda t: t.citation_validity, True),
+    ("answer support", lambda t: t.answer_support, True),
     ("abstention", lambda t: t.abstention, True),
     ("coverage", lambda t: t.coverage, True),
     ("recall@k", lambda t: t.recall_at_k, True),
@@ -38,15 +55,17 @@ TOTAL_METRICS: Final[tuple[tuple[str, Callable[[Totals], _Number], bool], ...]] 
     ("failing cases", lambda t: t.failing, False),
     ("wrongly answered", lambda t: t.wrongly_answered, False),
     ("wrongly refused", lambda t: t.wrongly_refused, False),
+    ("failed refusals", lambda t: t.failed_refusals, False),
     ("errors", lambda t: t.errors, False),
     ("input tokens", lambda t: t.input_tokens, False),
     ("output tokens", lambda t: t.output_tokens, False),
     ("seconds", lambda t: t.seconds, False),
 )
 
-#: Case metrics compared; the first five are the quality metrics that make a case ``changed``.
+#: Case metrics compared; the first six are the quality metrics that make a case ``changed``.
 CASE_METRICS: Final[tuple[tuple[str, Callable[[CaseResult], _Number], bool], ...]] = (
     ("citation validity", lambda c: c.citation_validity, True),
+    ("answer support", lambda c: None if c.supported is None else float(c.supported), True),
     ("coverage", lambda c: c.coverage, True),
     ("recall@k", lambda c: c.recall_at_k, True),
     ("reciprocal rank", lambda c: c.reciprocal_rank, True),
@@ -54,7 +73,8 @@ CASE_METRICS: Final[tuple[tuple[str, Callable[[CaseResult], _Number], bool], ...
     ("tokens", lambda c: None if c.input_tokens is None else c.input_tokens + (c.output_tokens or 0), False),
     ("seconds", lambda c: c.seconds, False),
 )
-_QUALITY: Final = 5
+QUALITY_METRICS: Final = 6
+"""How many of :data:`CASE_METRICS`, the first, make a case ``changed``."""
 
 
 class MetricDelta(Value):
@@ -112,7 +132,7 @@ def compare_reports(current: EvaluationReport, baseline: EvaluationReport) -> Co
         if old is None:
             continue
         metrics = tuple(_delta(name, read(old), read(case), up) for name, read, up in CASE_METRICS)
-        changed = old.outcome != case.outcome or any(m.baseline != m.current for m in metrics[:_QUALITY])
+        changed = old.outcome != case.outcome or any(m.baseline != m.current for m in metrics[:QUALITY_METRICS])
         cases.append(
             CaseDelta(
                 id=case.id,
@@ -134,7 +154,12 @@ def compare_reports(current: EvaluationReport, baseline: EvaluationReport) -> Co
 
 
 def load_report(path: Path | str) -> EvaluationReport:
-    """An evaluation report read from JSON (``--json`` output); ``invalid-report`` when it is not one."""
+    """An evaluation report read from JSON (``--json`` output); ``invalid-report`` when it is not one.
+
+    A report of an older readable format (:data:`READABLE_FORMATS`) reads with what it lacks
+    as ``None`` or 0: no answer support, no failed refusals (its ``abstained`` cases are as
+    that format counted them).
+    """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -145,6 +170,6 @@ def load_report(path: Path | str) -> EvaluationReport:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])[:80] or "the file"
         raise EvaluationError(ErrorCode.INVALID_REPORT, f"not an evaluation report ({where}: {first['msg']})") from None
-    if report.format != REPORT_FORMAT:
+    if report.format not in READABLE_FORMATS:
         raise EvaluationError(ErrorCode.INVALID_REPORT, f"a report of another format, not {REPORT_FORMAT}")
     return report

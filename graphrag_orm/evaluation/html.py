@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Final
 
 from graphrag_orm.evaluation.charts import charts
-from graphrag_orm.evaluation.compare import Comparison, MetricDelta, compare_reports
-from graphrag_orm.evaluation.table import rate, signed
+from graphrag_orm.evaluation.compare import QUALITY_METRICS, Comparison, MetricDelta, compare_reports
+from graphrag_orm.evaluation.table import rate, signed, totals_rows
 from graphrag_orm.evaluation.values import CaseResult, ClientLabel, EvaluationReport
 
 __all__ = ["render_html", "write_html"]
@@ -75,23 +75,7 @@ def _change(metric: MetricDelta) -> str:
 
 
 def _totals(report: EvaluationReport, comparison: Comparison | None) -> str:
-    t, k = report.totals, report.settings.k
-    rows = [
-        ("cases", f"{t.cases} ({t.failing} failing, {t.errors} errors)"),
-        ("citation validity", f"{rate(t.citation_validity)} ({t.valid_citations}/{t.citations} citations)"),
-        (
-            "abstention",
-            f"{rate(t.abstention)} (answered {t.answered}, abstained {t.abstained}, "
-            f"wrongly refused {t.wrongly_refused}, wrongly answered {t.wrongly_answered})",
-        ),
-        ("coverage", rate(t.coverage)),
-        (f"recall@{k}", rate(t.recall_at_k)),
-        (f"MRR@{k}", rate(t.mrr)),
-        ("document recall", rate(t.document_recall)),
-        ("refusal reasons", ", ".join(f"{reason} {count}" for reason, count in t.reasons.items()) or "none"),
-        ("tokens", f"{t.input_tokens} in / {t.output_tokens} out, {t.chat_calls} chat calls"),
-        ("time", f"{t.seconds:.2f} s"),
-    ]
+    rows = totals_rows(report.totals, report.settings.k)
     body = "".join(f"<tr><th>{escape(name)}</th><td>{escape(value)}</td></tr>" for name, value in rows)
     table = f"<h2>Totals</h2><table>{body}</table>"
     if comparison is None:
@@ -111,14 +95,14 @@ def _changed_cases(comparison: Comparison) -> str:
     changed = comparison.changed_cases
     if not changed:
         return "<p class=meta>No case changed.</p>"
-    names = [metric.name for metric in changed[0].metrics[:5]]
+    names = [metric.name for metric in changed[0].metrics[:QUALITY_METRICS]]
     head = "".join(f"<th>{escape(name)}</th>" for name in ["case", "outcome", *names])
     rows = ""
     for case in changed:
         outcome = case.current_outcome.value
         if case.baseline_outcome != case.current_outcome:
             outcome = f"{case.baseline_outcome.value} → {outcome}"
-        cells = "".join(f"<td>{_change(metric)}</td>" for metric in case.metrics[:5])
+        cells = "".join(f"<td>{_change(metric)}</td>" for metric in case.metrics[:QUALITY_METRICS])
         rows += f"<tr><td>{escape(case.id)}</td><td>{escape(outcome)}</td>{cells}</tr>"
     return f"<h3>Changed cases</h3><table><tr>{head}</tr>{rows}</table>"
 
@@ -169,12 +153,15 @@ def _citations(case: CaseResult) -> str:
 def _case(case: CaseResult) -> str:
     label = "answerable" if case.answerable else "not answerable"
     why = case.error_code or case.reason
+    support = "-" if case.supported is None else ("yes" if case.supported else "no")
     summary = (
         f"{escape(case.id)}: {case.outcome.value}{f' ({escape(why)})' if why else ''} — "
-        f"validity {rate(case.citation_validity)}, coverage {rate(case.coverage)}, "
+        f"validity {rate(case.citation_validity)}, support {support}, coverage {rate(case.coverage)}, "
         f"recall {rate(case.recall_at_k)}, RR {rate(case.reciprocal_rank)}"
     )
     answer = f"<p>Answer: {escape(case.answer)}</p>" if case.answer else ""
+    if case.error_message:
+        answer += f"<p class=bad>Failed: {escape(case.error_message)} ({escape(case.error_code or '')})</p>"
     body = f"<p><q>{escape(case.question)}</q> ({label})</p>{answer}{_phrases(case)}{_items(case)}{_citations(case)}"
     css = "case failing" if case.failing else "case"
     opened = " open" if case.failing else ""

@@ -6,8 +6,16 @@ No metric needs a model. Per case (``None`` where a metric does not apply, never
   *stored* bytes at its span, as read back from the database by chunk id
   (:mod:`graphrag_orm.evaluation.stored`), byte for byte, nothing forgiven. ``None``
   when the answer has no citation (a refusal).
-- **abstention**: the outcome, one of four: ``answered`` (answerable, answered),
-  ``wrongly-refused`` (answerable, refused), ``abstained`` (not answerable, refused),
+- **answer support**: for an answered case with required phrases, whether at least one
+  valid citation's quote holds one of the case's phrases (the rule below). A verified
+  quote beside a wrong claim is a real failure of small models ("Who is Dinah?" ->
+  "Alice"), and citation validity alone scores it 1.0. ``None`` for a refusal or a
+  case without phrases.
+- **abstention**: the outcome, one of five: ``answered`` (answerable, answered),
+  ``wrongly-refused`` (answerable, refused), ``abstained`` (not answerable, refused
+  because the model declined or retrieval found nothing: :data:`ABSTAINING_REASONS`),
+  ``failed-refusal`` (not answerable, refused because an answer failed a check:
+  ``citation-not-found``, ``no-citations``, ``unreadable-response``),
   ``wrongly-answered`` (not answerable, answered). Correct when ``answered`` or
   ``abstained``. A refusal's reason is kept.
 - **coverage**: the share of the case's required phrases found in the text of at least
@@ -29,6 +37,7 @@ is forgiven: no case folding, no other character, no match across two items. Lik
 ``str.find``, a phrase may start or end inside a word.
 
 Totals: ``abstention`` is the share of correct outcomes among cases that have one;
+``answer support`` the share of supported cases among those it applies to;
 ``citation validity`` is pooled (valid citations over all citations); coverage,
 recall@k, MRR and document recall are the means over the cases where they apply.
 Cases that raised a coded error count in ``errors`` and ``failing`` and in no rate.
@@ -46,6 +55,7 @@ from graphrag_orm.answers import Answer
 from graphrag_orm.citations import CitationRules
 from graphrag_orm.evaluation.cases import EvalCase
 from graphrag_orm.evaluation.values import (
+    ABSTAINING_REASONS,
     CaseOutcome,
     CaseResult,
     CitationCheck,
@@ -56,7 +66,7 @@ from graphrag_orm.evaluation.values import (
 from graphrag_orm.evidence import Evidence, EvidenceItem
 from graphrag_orm.placement import collapse_whitespace, normalise_runs
 
-__all__ = ["holds", "normalise_phrase", "outcome_of", "score_case", "totals"]
+__all__ = ["holds", "normalise_phrase", "outcome_of", "score_case", "supported", "totals"]
 
 
 def normalise_phrase(phrase: str) -> str:
@@ -77,11 +87,21 @@ def holds(text: str, phrase: str) -> bool:
     return bool(needle) and needle in _normalised_text(text)
 
 
-def outcome_of(answerable: bool, answered: bool) -> CaseOutcome:
-    """One of the four abstention outcomes."""
+def outcome_of(answerable: bool, answered: bool, reason: str | None = None) -> CaseOutcome:
+    """One of the five abstention outcomes; ``reason`` is a refusal's (``None`` reads as an abstention)."""
     if answerable:
         return CaseOutcome.ANSWERED if answered else CaseOutcome.WRONGLY_REFUSED
-    return CaseOutcome.WRONGLY_ANSWERED if answered else CaseOutcome.ABSTAINED
+    if answered:
+        return CaseOutcome.WRONGLY_ANSWERED
+    return CaseOutcome.ABSTAINED if reason is None or reason in ABSTAINING_REASONS else CaseOutcome.FAILED_REFUSAL
+
+
+def supported(answer: Answer | None, phrases: Sequence[str], checks: Sequence[CitationCheck]) -> bool | None:
+    """Whether a valid cited quote holds one of ``phrases``; ``None`` for a refusal or no phrases."""
+    if answer is None or not answer.answered or not phrases:
+        return None
+    quotes = [check.quote for check in checks if check.status is CitationStatus.VALID]
+    return any(holds(quote, phrase) for quote in quotes for phrase in phrases)
 
 
 def _share(flags: Sequence[bool]) -> float | None:
@@ -131,11 +151,14 @@ def score_case(
         answerable=case.answerable,
         required_phrases=phrases,
         expected_documents=case.expected_documents,
-        outcome=outcome_of(case.answerable, answer.answered) if answer is not None else CaseOutcome.RETRIEVED,
+        outcome=(
+            outcome_of(case.answerable, answer.answered, answer.reason) if answer is not None else CaseOutcome.RETRIEVED
+        ),
         reason=answer.reason if answer is not None else None,
         answer=answer.text if answer is not None else None,
         citations=tuple(checks),
         citation_validity=_share(valid),
+        supported=supported(answer, phrases, checks),
         phrases_found=found,
         coverage=_share(found),
         first_hit=first_hit,
@@ -165,6 +188,7 @@ def totals(results: Sequence[CaseResult], seconds: float) -> Totals:
     outcomes = Counter(result.outcome for result in results)
     judged = [result.abstention_correct for result in scored if result.abstention_correct is not None]
     citations = sum(len(result.citations) for result in scored)
+    support = [result.supported for result in scored if result.supported is not None]
     valid = sum(check.status is CitationStatus.VALID for result in scored for check in result.citations)
     return Totals(
         cases=len(results),
@@ -174,10 +198,14 @@ def totals(results: Sequence[CaseResult], seconds: float) -> Totals:
         wrongly_refused=outcomes[CaseOutcome.WRONGLY_REFUSED],
         abstained=outcomes[CaseOutcome.ABSTAINED],
         wrongly_answered=outcomes[CaseOutcome.WRONGLY_ANSWERED],
+        failed_refusals=outcomes[CaseOutcome.FAILED_REFUSAL],
         abstention=_share(judged),
         citations=citations,
         valid_citations=valid,
         citation_validity=valid / citations if citations else None,
+        support_judged=len(support),
+        supported=sum(support),
+        answer_support=_share(support),
         coverage=_mean([result.coverage for result in scored]),
         recall_at_k=_mean([result.recall_at_k for result in scored]),
         mrr=_mean([result.reciprocal_rank for result in scored]),

@@ -15,9 +15,13 @@ What a caller may rely on:
 - At most ``max_cases`` (1 to 10,000, default 1,000) cases run, the first ones; more is
   reported as ``MaxCases`` in ``limits_reached``. Cases run in ``concurrency`` lanes
   (1 to 8, default 1); the report keeps the file's order.
-- A case whose retrieval or answer raises a coded error (``GraphRagError``: a question
-  too long, a failed read) is reported with outcome ``error`` and its code, and the run
-  goes on. Any other exception ends the run.
+- A case whose retrieval or answer raises any exception (a question too long, a failed
+  read, a model timeout) is reported with outcome ``error``, its code (``case-failed``
+  for an exception without one) and a one-line message (a coded error's message, else
+  the exception's type only, never its text), and the run goes on: finished cases are
+  always kept. After ``max_consecutive_failures`` (1 to 1,000, default 5) errors in a
+  row (in the order cases finish), no new case starts and ``ConsecutiveFailures`` is in
+  ``limits_reached``; cases already running finish. Cancellation still ends the run.
 - Nothing is written to the database. One span, ``GraphRag.Evaluate``, carries the
   number of cases only; the services' own spans nest under it.
 """
@@ -55,10 +59,21 @@ from graphrag_orm.values import Limit, Options
 if TYPE_CHECKING:
     from graphrag_orm.facade import GraphRag
 
-__all__ = ["DEFAULT_MAX_CASES", "MAX_CASES", "Answerer", "EvaluationOptions", "Evaluator", "EvidenceRetriever"]
+__all__ = [
+    "DEFAULT_MAX_CASES",
+    "DEFAULT_MAX_CONSECUTIVE_FAILURES",
+    "MAX_CASES",
+    "MAX_CONSECUTIVE_FAILURES",
+    "Answerer",
+    "EvaluationOptions",
+    "Evaluator",
+    "EvidenceRetriever",
+]
 
 DEFAULT_MAX_CASES: Final = 1_000
 MAX_CASES: Final = 10_000
+DEFAULT_MAX_CONSECUTIVE_FAILURES: Final = 5
+MAX_CONSECUTIVE_FAILURES: Final = 1_000
 
 
 class EvidenceRetriever(Protocol):
@@ -82,6 +97,13 @@ class EvaluationOptions(Options):
     k: int = Field(10, ge=1, le=128, strict=True, description="items retrieved per case, the k of recall@k and MRR")
     concurrency: int = Field(1, ge=1, le=8, strict=True, description="cases answered at once")
     max_cases: int = Field(DEFAULT_MAX_CASES, ge=1, le=MAX_CASES, strict=True, description="the most cases run")
+    max_consecutive_failures: int = Field(
+        DEFAULT_MAX_CONSECUTIVE_FAILURES,
+        ge=1,
+        le=MAX_CONSECUTIVE_FAILURES,
+        strict=True,
+        description="errors in a row after which no new case starts",
+    )
 
 
 def label_of(client: Any) -> ClientLabel:
@@ -108,8 +130,11 @@ class Evaluator:
         k: int = 10,
         concurrency: int = 1,
         max_cases: int = DEFAULT_MAX_CASES,
+        max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     ) -> None:
-        self.options = EvaluationOptions(k=k, concurrency=concurrency, max_cases=max_cases)
+        self.options = EvaluationOptions(
+            k=k, concurrency=concurrency, max_cases=max_cases, max_consecutive_failures=max_consecutive_failures
+        )
         if rag is not None:
             if retriever is not None or answerer is not None or stored is not None:
                 raise ConfigurationError(ErrorCode.INVALID_OPTION, "Evaluator: give a GraphRag or its parts, not both")
@@ -143,15 +168,21 @@ class Evaluator:
         """Every case's metrics and the totals; ``on_case`` is called as each case finishes (any order)."""
         began, started_at = time.monotonic(), datetime.now(UTC)
         selected = list(cases[: self.options.max_cases])
-        cut = (Limit(name=LimitName.MAX_CASES, value=self.options.max_cases),) if len(cases) > len(selected) else ()
+        cut = [Limit(name=LimitName.MAX_CASES, value=self.options.max_cases)] if len(cases) > len(selected) else []
         results: list[CaseResult | None] = [None] * len(selected)
         pending = iter(enumerate(selected))
+        failures, stopped = 0, False
 
         async def lane() -> None:
+            nonlocal failures, stopped
             for index, case in pending:
-                results[index] = await self._case(case, index)
+                result = results[index] = await self._case(case, index)
+                failures = failures + 1 if result.outcome is CaseOutcome.ERROR else 0
+                stopped = stopped or failures >= self.options.max_consecutive_failures
                 if on_case is not None:
-                    on_case(results[index])  # type: ignore[arg-type]
+                    on_case(result)
+                if stopped:
+                    return
 
         with span(SpanName.EVALUATE, cases=len(selected)):
             try:
@@ -161,6 +192,8 @@ class Evaluator:
             except BaseExceptionGroup as group:  # the lane's own exception, not a group of one
                 raise group.exceptions[0] from None
         done = [result for result in results if result is not None]
+        if len(done) < len(selected):
+            cut.append(Limit(name=LimitName.CONSECUTIVE_FAILURES, value=self.options.max_consecutive_failures))
         seconds = time.monotonic() - began
         return EvaluationReport(
             started_at=started_at,
@@ -169,7 +202,7 @@ class Evaluator:
             settings=self._settings(),
             cases=tuple(done),
             totals=totals(done, seconds),
-            limits_reached=cut,
+            limits_reached=tuple(cut),
         )
 
     def _settings(self) -> EvaluationSettings:
@@ -195,7 +228,11 @@ class Evaluator:
                     checks = check_citations(answer.citations, stored)
             else:
                 evidence = await self.retriever.retrieve(case.question, self.retrieval)
-        except GraphRagError as error:
+        except Exception as error:  # any failure is this case's, and the run goes on
+            if isinstance(error, GraphRagError):
+                code, message = error.code, error.message
+            else:
+                code, message = ErrorCode.CASE_FAILED.value, f"{type(error).__name__} (no code)"
             return CaseResult(
                 id=case.id or str(index + 1),
                 question=case.question,
@@ -203,7 +240,8 @@ class Evaluator:
                 required_phrases=case.required_phrases,
                 expected_documents=case.expected_documents,
                 outcome=CaseOutcome.ERROR,
-                error_code=error.code,
+                error_code=code,
+                error_message=message,
                 seconds=round(time.monotonic() - began, 6),
             )
         result = score_case(case, evidence, answer, checks, k=self.options.k, seconds=time.monotonic() - began)

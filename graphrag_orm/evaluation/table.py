@@ -2,7 +2,8 @@
 
 Cell text that comes from the cases (ids, reasons) is escaped, so rich markup in a
 case file prints as typed. ``-`` marks a metric that does not apply to the case (or
-tokens a stand-in did not report); ``x`` before an id marks a failing case.
+tokens a stand-in did not report); ``x`` before an id marks a failing case. Cases that
+failed with an error are listed after the table with their message and code.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from graphrag_orm.evaluation.compare import Comparison, MetricDelta
+from graphrag_orm.evaluation.compare import QUALITY_METRICS, Comparison, MetricDelta
 from graphrag_orm.evaluation.values import CaseOutcome, CaseResult, ClientLabel, EvaluationReport, Totals
 
-__all__ = ["outcome_style", "rate", "render_comparison", "render_table", "signed"]
+__all__ = ["outcome_style", "rate", "render_comparison", "render_table", "signed", "totals_rows"]
 
 _STYLES = {
     CaseOutcome.ANSWERED: "green",
@@ -22,6 +23,7 @@ _STYLES = {
     CaseOutcome.RETRIEVED: "cyan",
     CaseOutcome.WRONGLY_ANSWERED: "red",
     CaseOutcome.WRONGLY_REFUSED: "yellow",
+    CaseOutcome.FAILED_REFUSAL: "red",
     CaseOutcome.ERROR: "red",
 }
 
@@ -57,6 +59,7 @@ def _case_row(case: CaseResult) -> list[str]:
         mark + escape(case.id),
         f"[{outcome_style(case.outcome)}]{case.outcome.value}[/]",
         _validity(case),
+        {None: "-", True: "[green]yes[/]", False: "[red]no[/]"}[case.supported],
         _fraction(case.phrases_found),
         rate(case.recall_at_k),
         rate(case.reciprocal_rank),
@@ -72,40 +75,54 @@ def _named(label: ClientLabel | None) -> str:
     return escape(label.label) + (" [yellow](stand-in)[/]" if label.stand_in else "")
 
 
+def totals_rows(totals: Totals, k: int) -> list[tuple[str, str]]:
+    """The totals as (metric, value) lines of plain text, for the table and the HTML page alike."""
+    t = totals
+    unknown = f", {t.cases_without_tokens} case(s) reported none" if t.cases_without_tokens else ""
+    return [
+        ("cases", f"{t.cases} ({t.failing} failing, {t.errors} errors)"),
+        ("citation validity", f"{rate(t.citation_validity)} ({t.valid_citations}/{t.citations} citations)"),
+        ("answer support", f"{rate(t.answer_support)} ({t.supported}/{t.support_judged} answers)"),
+        (
+            "abstention",
+            f"{rate(t.abstention)} (answered {t.answered}, abstained {t.abstained}, "
+            f"wrongly refused {t.wrongly_refused}, wrongly answered {t.wrongly_answered}, "
+            f"failed refusals {t.failed_refusals})",
+        ),
+        ("coverage", rate(t.coverage)),
+        (f"recall@{k}", rate(t.recall_at_k)),
+        (f"MRR@{k}", rate(t.mrr)),
+        ("document recall", rate(t.document_recall)),
+        ("refusal reasons", ", ".join(f"{reason} {count}" for reason, count in t.reasons.items()) or "none"),
+        ("tokens", f"{t.input_tokens} in / {t.output_tokens} out, {t.chat_calls} chat calls{unknown}"),
+        ("time", f"{t.seconds:.2f} s"),
+    ]
+
+
 def _totals_table(totals: Totals, k: int) -> Table:
     table = Table("metric", "value", title="totals")
-    table.add_row("cases", f"{totals.cases} ({totals.failing} failing, {totals.errors} errors)")
-    table.add_row(
-        "citation validity", f"{rate(totals.citation_validity)} ({totals.valid_citations}/{totals.citations})"
-    )
-    table.add_row(
-        "abstention",
-        f"{rate(totals.abstention)} (answered {totals.answered}, abstained {totals.abstained}, "
-        f"wrongly refused {totals.wrongly_refused}, wrongly answered {totals.wrongly_answered})",
-    )
-    table.add_row("coverage", rate(totals.coverage))
-    table.add_row(f"recall@{k}", rate(totals.recall_at_k))
-    table.add_row(f"MRR@{k}", rate(totals.mrr))
-    table.add_row("document recall", rate(totals.document_recall))
-    reasons = ", ".join(f"{escape(reason)} {count}" for reason, count in totals.reasons.items()) or "none"
-    table.add_row("refusal reasons", reasons)
-    unknown = f", {totals.cases_without_tokens} case(s) reported none" if totals.cases_without_tokens else ""
-    table.add_row(
-        "tokens", f"{totals.input_tokens} in / {totals.output_tokens} out, {totals.chat_calls} chat calls{unknown}"
-    )
-    table.add_row("time", f"{totals.seconds:.2f} s")
+    for name, value in totals_rows(totals, k):
+        table.add_row(name, escape(value))
     return table
+
+
+def _failed_cases(report: EvaluationReport, console: Console) -> None:
+    for case in report.cases:
+        if case.outcome is CaseOutcome.ERROR:
+            why = f"{case.error_message} " if case.error_message else ""
+            console.print(f"[red]failed[/] {escape(case.id)}: {escape(why)}({escape(case.error_code or '')})")
 
 
 def render_table(report: EvaluationReport, console: Console, comparison: Comparison | None = None) -> None:
     """Print the cases, the totals and what ran; with ``comparison``, its changes after them."""
     k = report.settings.k
     table = Table(title="cases")
-    for name in ("case", "outcome", "validity", "coverage", f"recall@{k}", "RR", "reason", "tokens", "time"):
+    for name in ("case", "outcome", "validity", "support", "coverage", f"recall@{k}", "RR", "reason", "tokens", "time"):
         table.add_column(name, overflow="fold")
     for case in report.cases:
         table.add_row(*_case_row(case))
     console.print(table)
+    _failed_cases(report, console)
     console.print(_totals_table(report.totals, k))
     labels = report.labels
     console.print(
@@ -149,12 +166,12 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
     console.print(table)
     changed = comparison.changed_cases
     if changed:
-        cases = Table("case", "outcome", *(m.name for m in changed[0].metrics[:5]), title="changed cases")
+        cases = Table("case", "outcome", *(m.name for m in changed[0].metrics[:QUALITY_METRICS]), title="changed cases")
         for case in changed:
             outcome = case.current_outcome.value
             if case.baseline_outcome != case.current_outcome:
                 outcome = f"{case.baseline_outcome.value} -> {outcome}"
-            cases.add_row(escape(case.id), outcome, *(_signed(m) for m in case.metrics[:5]))
+            cases.add_row(escape(case.id), outcome, *(_signed(m) for m in case.metrics[:QUALITY_METRICS]))
         console.print(cases)
     else:
         console.print("[dim]no case changed[/]")

@@ -14,9 +14,12 @@ from typing import Final
 
 from pydantic import Field
 
+from graphrag_orm.codes import RefusalReason
 from graphrag_orm.values import Limit, Value
 
 __all__ = [
+    "ABSTAINING_REASONS",
+    "READABLE_FORMATS",
     "REPORT_FORMAT",
     "CaseOutcome",
     "CaseResult",
@@ -30,24 +33,34 @@ __all__ = [
     "Totals",
 ]
 
-REPORT_FORMAT: Final = "graphrag-orm-evaluation/1"
+REPORT_FORMAT: Final = "graphrag-orm-evaluation/2"
+#: Formats :func:`~graphrag_orm.evaluation.compare.load_report` reads: the first has no answer
+#: support, no failed refusals and no error messages (read as ``None`` and 0).
+READABLE_FORMATS: Final = ("graphrag-orm-evaluation/1", REPORT_FORMAT)
 
 
 class CaseOutcome(StrEnum):
-    """The four outcomes of abstention, or why a case has none."""
+    """The five outcomes of abstention, or why a case has none."""
 
     #: Answerable, and answered with checked citations.
     ANSWERED = "answered"
     #: Answerable, but refused.
     WRONGLY_REFUSED = "wrongly-refused"
-    #: Not answerable, and refused: the right abstention.
+    #: Not answerable, and refused for a reason of :data:`ABSTAINING_REASONS`: the right abstention.
     ABSTAINED = "abstained"
+    #: Not answerable, and refused, but because an answer failed a check (a citation not
+    #: found, no citation, an unreadable reply): not an abstention, so not correct.
+    FAILED_REFUSAL = "failed-refusal"
     #: Not answerable, but answered.
     WRONGLY_ANSWERED = "wrongly-answered"
     #: Retrieval only (no answerer): abstention not measured.
     RETRIEVED = "retrieved"
     #: The case raised a coded error (``error_code``); no metric of it counts.
     ERROR = "error"
+
+
+#: Refusal reasons that are abstentions: the model declined, or retrieval found nothing.
+ABSTAINING_REASONS: Final = frozenset({RefusalReason.MODEL_DECLINED.value, RefusalReason.NO_EVIDENCE.value})
 
 
 class CitationStatus(StrEnum):
@@ -98,10 +111,14 @@ class CaseResult(Value):
     expected_documents: tuple[str, ...] = ()
     outcome: CaseOutcome
     error_code: str | None = None
+    #: One line on the error: a coded error's message, else the exception's type only.
+    error_message: str | None = None
     reason: str | None = None
     answer: str | None = None
     citations: tuple[CitationCheck, ...] = ()
     citation_validity: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: An answered case with required phrases: whether a valid cited quote holds one of them.
+    supported: bool | None = None
     phrases_found: tuple[bool, ...] = ()
     coverage: float | None = Field(default=None, ge=0.0, le=1.0)
     first_hit: int | None = Field(default=None, ge=1)
@@ -123,17 +140,18 @@ class CaseResult(Value):
         """Whether the case was answered or refused as its label says; ``None`` without an outcome."""
         if self.outcome in (CaseOutcome.ANSWERED, CaseOutcome.ABSTAINED):
             return True
-        if self.outcome in (CaseOutcome.WRONGLY_ANSWERED, CaseOutcome.WRONGLY_REFUSED):
+        if self.outcome in (CaseOutcome.WRONGLY_ANSWERED, CaseOutcome.WRONGLY_REFUSED, CaseOutcome.FAILED_REFUSAL):
             return False
         return None
 
     @property
     def failing(self) -> bool:
-        """An error, a wrong outcome, an invalid citation, a phrase or expected document not
-        retrieved, or no phrase in the first k items. A lower reciprocal rank alone is not a failure."""
+        """An error, a wrong outcome, an unsupported answer, an invalid citation, a phrase or expected
+        document not retrieved, or no phrase in the first k items. A lower reciprocal rank alone is not a failure."""
         return (
             self.outcome is CaseOutcome.ERROR
             or self.abstention_correct is False
+            or self.supported is False
             or any(value is not None and value < 1.0 for value in self.failing_metrics)
         )
 
@@ -152,10 +170,15 @@ class Totals(Value):
     wrongly_refused: int = Field(ge=0)
     abstained: int = Field(ge=0)
     wrongly_answered: int = Field(ge=0)
+    failed_refusals: int = Field(default=0, ge=0)
     abstention: float | None = Field(default=None, ge=0.0, le=1.0)
     citations: int = Field(ge=0)
     valid_citations: int = Field(ge=0)
     citation_validity: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: Answered cases with required phrases, and those of them whose cited quotes hold one.
+    support_judged: int = Field(default=0, ge=0)
+    supported: int = Field(default=0, ge=0)
+    answer_support: float | None = Field(default=None, ge=0.0, le=1.0)
     coverage: float | None = Field(default=None, ge=0.0, le=1.0)
     recall_at_k: float | None = Field(default=None, ge=0.0, le=1.0)
     mrr: float | None = Field(default=None, ge=0.0, le=1.0)

@@ -351,7 +351,8 @@ class SyncAnswersService:
         same way, so ``Completed.answer`` is what :meth:`answer` returns for the same
         reply (but for the receipt's timings). Deltas are provisional; a refusal
         after deltas has ``withdraws=True``. A reply that starts with
-        ``insufficient`` gives no deltas. No evidence gives ``Retrieved`` and a
+        ``insufficient`` gives no deltas, though its answer may still stand
+        (then ``Completed`` carries the text). No evidence gives ``Retrieved`` and a
         ``no-evidence`` refusal, with no chat call.
 
         Closing this generator (``aclose()``, leaving ``contextlib.aclosing``) or

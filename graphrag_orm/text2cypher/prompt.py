@@ -101,7 +101,7 @@ def graph_request(question: str, schema: str, max_output_tokens: int) -> ChatReq
 
 @dataclass(frozen=True, slots=True)
 class GraphReply:
-    """What a reply says: exactly one of ``cypher`` (non-blank, as written), ``declined`` or ``problem``."""
+    """What a reply says: ``problem`` alone, or ``cypher`` (non-blank, as written), ``declined``, or both."""
 
     cypher: str | None = None
     declined: str | None = None
@@ -117,8 +117,8 @@ def parse_graph_reply(text: str, *, truncated: bool = False) -> GraphReply:
     neither a string nor null; a string holding a lone surrogate; an object with neither
     a non-blank ``cypher`` nor a non-blank ``insufficient``.
 
-    Declined: ``insufficient`` holds non-whitespace text, whatever else the reply says.
-    Otherwise ``cypher`` is the query, exactly as written (the gates judge it).
+    Declined: ``insufficient`` holds non-whitespace text. ``cypher`` is the query, exactly
+    as written (the gates judge it), read beside a decline too: small models fill both.
     """
     if truncated:
         return GraphReply(problem="the reply was cut off at the output limit")
@@ -130,8 +130,9 @@ def parse_graph_reply(text: str, *, truncated: bool = False) -> GraphReply:
         return GraphReply(problem="cypher and insufficient must be strings or null")
     if not all(is_utf8(s) for s in (cypher, insufficient) if s):
         return GraphReply(problem="a string holds a lone surrogate")
-    if insufficient is not None and insufficient.strip():
-        return GraphReply(declined=insufficient)
+    declined = insufficient if insufficient is not None and insufficient.strip() else None
     if cypher is None or not cypher.strip():
+        if declined is not None:
+            return GraphReply(declined=declined)
         return GraphReply(problem="the reply neither gives a query nor says the graph cannot answer")
-    return GraphReply(cypher=cypher)
+    return GraphReply(cypher=cypher, declined=declined)

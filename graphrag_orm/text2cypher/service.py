@@ -7,14 +7,18 @@ For each question, in order:
    ``max_question_chars``) or ``invalid-question`` is *raised*, before any call;
 2. one chat call with the question and the schema text (:mod:`.schema_text`), asking for
    ``{"cypher": ...}`` or ``{"insufficient": ...}`` (:mod:`.prompt`); a reply that is
-   not that JSON is the refusal ``unreadable-response``, a decline ``model-declined``;
+   not that JSON is the refusal ``unreadable-response``, a decline without a query
+   ``model-declined``. A query present goes on, even beside a decline (small models
+   under the strict schema fill both);
 3. the query goes through :class:`~graphrag_orm.store.sandbox.CypherSandbox`: the text
    gate (with ``max_query_chars``), EXPLAIN's checks, then a read transaction with
    ``timeout_seconds``, at most ``max_rows`` rows read, values made plain and bounded.
    A :class:`~graphrag_orm.errors.QueryRefused` becomes the refusal of the same code
    (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``,
    ``query-timeout``, ``too-deep``, ``regex-not-allowed``, ``range-too-large``,
-   ``vector-not-readable``) with its one-line message.
+   ``vector-not-readable``) with its one-line message; but when the model had also
+   declined, its decline stands: ``model-declined``, with the query it wrote kept and
+   the message saying the query was not run (or failed) and which check refused it.
 
 Refusals are answers (:class:`GraphAnswer` with ``refusal`` set), not exceptions; an
 exception from the chat client (network, rate limit) propagates, with no answer. Nothing
@@ -104,15 +108,18 @@ class GraphQuestions:
     async def _judged(self, question: str, reply: ChatReply, chat_seconds: float) -> GraphAnswer:
         """A decline or an unreadable reply refused; a query run through the sandbox."""
         reading = parse_graph_reply(reply.text, truncated=reply.truncated)
-        if reading.declined is not None:
-            message = f"the model says the graph cannot answer: {_one_line(reading.declined)}"
+        declined = None if reading.declined is None else _one_line(reading.declined)
+        if reading.cypher is None and declined is not None:
+            message = f"the model says the graph cannot answer: {declined}"
             return _refused(question, None, GraphRefusal.MODEL_DECLINED, message, reply, chat_seconds, 0.0)
         if reading.cypher is None:
             message = f"the model's reply is not the JSON asked for ({reading.problem})"
             return _refused(question, None, GraphRefusal.UNREADABLE_RESPONSE, message, reply, chat_seconds, 0.0)
-        return await self._run(question, reading.cypher, reply, chat_seconds)
+        return await self._run(question, reading.cypher, declined, reply, chat_seconds)
 
-    async def _run(self, question: str, cypher: str, reply: ChatReply, chat_seconds: float) -> GraphAnswer:
+    async def _run(
+        self, question: str, cypher: str, declined: str | None, reply: ChatReply, chat_seconds: float
+    ) -> GraphAnswer:
         began = time.monotonic()
         try:
             result = await self._sandbox.run(
@@ -120,6 +127,13 @@ class GraphQuestions:
             )
         except QueryRefused as refused:
             seconds = time.monotonic() - began
+            if declined is not None:
+                ran = refused.code in (GraphRefusal.QUERY_TIMEOUT, GraphRefusal.QUERY_FAILED)
+                message = (
+                    f"the model says the graph cannot answer: {declined}; "
+                    f"its query {'failed' if ran else 'was not run'} ({refused.code}: {refused.message})"
+                )
+                return _refused(question, cypher, GraphRefusal.MODEL_DECLINED, message, reply, chat_seconds, seconds)
             return _refused(question, cypher, GraphRefusal(refused.code), refused.message, reply, chat_seconds, seconds)
         rows = len(result.rows)
         more = " (more were there)" if result.truncated else ""

@@ -4,7 +4,8 @@ A :class:`GraphAnswer` is rows a query returned, marked as such: never a text ci
 and never prose written over the rows (a reader or an agent phrases them). It is either
 answered (``refusal`` is None; ``query``, ``columns`` and ``rows`` hold what the sandbox
 read) or refused (``refusal`` holds the reason; ``rows`` is empty, and ``query`` holds
-the model's Cypher when there was one, so a reader sees what was refused).
+the model's Cypher when there was one, so a reader sees what was refused; a refused
+query was not run, and a ``model-declined`` one says so in its ``message``).
 """
 
 from __future__ import annotations

@@ -59,6 +59,17 @@ def test_json_html_and_compare(graph: None, tmp_path: Path) -> None:
     assert html.index("<summary>bus:") < html.index("<summary>loans:")
 
 
+def test_failed_cases_are_kept_and_shown_and_the_run_stops_after_failures_in_a_row(graph: None, tmp_path: Path) -> None:
+    _ingest()
+    recordings = tmp_path / "empty.json"
+    recordings.write_text(json.dumps({"format": "graphrag-orm-recording", "version": 1, "entries": []}))
+    env = {"GRAPHRAG_MODEL_MODE": "replay", "GRAPHRAG_RECORDINGS": str(recordings)}
+    result = cli("eval", str(CASES), "--max-consecutive-failures", "2", env=env)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "failed loans: " in result.stdout and "(recording-missing)" in result.stdout
+    assert "limit reached: ConsecutiveFailures (2)" in result.stdout and "2 (2 failing, 2 errors)" in result.stdout
+
+
 def test_a_bad_cases_file_or_report_is_one_coded_line(graph: None, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "fine?", "answerable": true}\n{"question": "private words", "answerable": "maybe"}\n')

@@ -102,15 +102,20 @@ def chunk_holding(request: ChatRequest, words: str) -> str:
     raise AssertionError(f"no evidence item holds {words!r}")
 
 
-def citing(answer: str, *quotes: str | tuple[str, str]) -> Callable[[ChatRequest], str]:
-    """A responder answering ``answer``, citing each quote from the item holding it (or the given words)."""
+def citing(
+    answer: str, *quotes: str | tuple[str, str], insufficient: str | None = None
+) -> Callable[[ChatRequest], str]:
+    """A responder answering ``answer``, citing each quote from the item holding it (or the given words).
+
+    ``insufficient`` fills the decline beside the answer, as small models under the strict schema do.
+    """
 
     def respond(request: ChatRequest) -> str:
         citations = []
         for quote in quotes:
             text, where = (quote, quote) if isinstance(quote, str) else quote
             citations.append({"chunkId": chunk_holding(request, where), "quote": text})
-        return json.dumps({"answer": answer, "citations": citations, "insufficient": None})
+        return json.dumps({"answer": answer, "citations": citations, "insufficient": insufficient})
 
     return respond
 
@@ -395,6 +400,26 @@ async def test_a_refusal_after_deltas_withdraws_them(corpus: Corpus) -> None:
     assert isinstance(completed, Completed) and completed.withdraws is True
     refused(completed.answer, "citation-not-found")
     same_answer(completed.answer, answered)
+
+
+async def test_a_streamed_answer_beside_a_decline_stands_when_its_citation_verifies(corpus: Corpus) -> None:
+    service, _chat = answers(corpus, citing("Northwind.", "supplied by Northwind", insufficient="Not sure."))
+    answered = await service.answer(SUPPLIER_QUESTION)
+    updates = await collect(service.stream(SUPPLIER_QUESTION))
+    assert "".join(u.text for u in updates if isinstance(u, Delta)) == "Northwind."
+    completed = updates[-1]
+    assert isinstance(completed, Completed) and completed.withdraws is False
+    assert completed.answer.answered and completed.answer.text == "Northwind."
+    same_answer(completed.answer, answered)
+
+
+async def test_a_streamed_answer_beside_a_decline_whose_quote_fails_is_withdrawn_as_declined(corpus: Corpus) -> None:
+    service, _chat = answers(corpus, citing("Northwind.", ("tested at 50 bar", "tested at"), insufficient="Unsure."))
+    updates = await collect(service.stream("How is the caliper tested?"))
+    assert "".join(u.text for u in updates if isinstance(u, Delta)) == "Northwind."
+    completed = updates[-1]
+    assert isinstance(completed, Completed) and completed.withdraws is True
+    refused(completed.answer, "model-declined")
 
 
 async def test_a_reply_starting_with_insufficient_streams_no_deltas(corpus: Corpus) -> None:

@@ -229,8 +229,9 @@ async def test_a_fabricating_chat_is_refused_and_moves_abstention_not_retrieval(
     fabricated = await run_with(corpus, corpus.rag.retriever, ScriptedChat(fabricating))
     h, f = honest.totals, fabricated.totals
     assert f.reasons == {"citation-not-found": 5}
-    assert (f.answered, f.wrongly_refused, f.abstained, f.wrongly_answered) == (0, 4, 1, 0)
-    assert f.abstention == 0.2 and h.abstention is not None and f.abstention < h.abstention
+    # The unanswerable case's refusal is a failed quote, not a decline: no abstention.
+    assert (f.answered, f.wrongly_refused, f.abstained, f.wrongly_answered, f.failed_refusals) == (0, 4, 0, 0, 1)
+    assert f.abstention == 0.0 and h.abstention is not None and f.abstention < h.abstention
     assert (f.citations, f.citation_validity) == (0, None), "a refused answer has no citation to check"
     assert (f.coverage, f.recall_at_k, f.mrr, f.document_recall) == (
         h.coverage,

@@ -20,12 +20,12 @@ from examples.articles import press
 from examples.articles.run import read_graph
 from examples.articles.run import sources as article_sources
 from examples.novel import alice
-from examples.novel.run import CASES, chapter_source, fetch_book, ingest
+from examples.novel.run import CASES, CHAPTER_URI, chapter_source, fetch_book, ingest
 from graphrag_orm.chat import ChatClient, ExtractiveChat, ScriptedChat
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
-from graphrag_orm.errors import FetchFailed
+from graphrag_orm.errors import FetchFailed, GraphRagError
 from graphrag_orm.evaluation import CaseOutcome, Evaluator, load_cases
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.ontology import Ontology, fact_model, quote_model
@@ -100,6 +100,18 @@ async def test_the_novel_chapter_ingests_with_every_hand_written_mention_and_quo
     names = {row["name"] for row in await store.read("MATCH (t:Character|Place|Group|Event) RETURN t.name AS name")}
     assert names == {thing.name for thing in alice.THINGS}
     assert extraction.facts >= len(alice.FACTS) - 2
+
+
+async def test_a_document_that_fails_to_ingest_is_printed_with_why_and_stops_the_sample(
+    novel: GraphRag, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = chapter_source()
+    await novel.ingestion.leases.acquire(source.document_id, "run-killed")  # as a killed run leaves it
+    with pytest.raises(GraphRagError) as stopped:
+        await ingest(novel, source)
+    assert stopped.value.code == "lease-held" and "stopping rather than going on" in stopped.value.message
+    printed = " ".join(capsys.readouterr().out.split())
+    assert f"failed {CHAPTER_URI}: lease-held (another run holds its lease" in printed
 
 
 async def test_the_novel_cases_load_and_run_through_the_harness(novel: GraphRag) -> None:

@@ -31,11 +31,12 @@ PAGES = {
 
 
 class Model:
-    """The scripted model: replies with ``{"cypher": <the next query>}``."""
+    """The scripted model: replies with ``{"cypher": <the next query>}``, and ``insufficient`` when set."""
 
     def __init__(self) -> None:
         self.cypher = "RETURN 1 AS one"
-        self.chat = ScriptedChat(lambda request: json.dumps({"cypher": self.cypher}))
+        self.insufficient: str | None = None
+        self.chat = ScriptedChat(lambda request: json.dumps({"cypher": self.cypher, "insufficient": self.insufficient}))
 
 
 class _OpenGate(CypherGate):
@@ -213,6 +214,20 @@ async def test_an_answer_holds_the_query_columns_rows_and_receipt(rag: GraphRag,
     assert answer.receipt.chat_calls == 1 and answer.receipt.input_tokens is None
     document = json.loads(answer.to_json())
     assert document["columns"] == ["document", "chunks"] and document["refusal"] is None
+
+
+async def test_a_query_beside_a_decline_runs_and_answers(rag: GraphRag, model: Model) -> None:
+    model.insufficient = "The graph may not say."
+    answer = await ask(rag, model, "MATCH (d:Document) RETURN count(d) AS documents")
+    assert answer.answered and answer.rows == ({"documents": 2},)
+    assert answer.query == "MATCH (d:Document) RETURN count(d) AS documents"
+
+
+async def test_a_declined_query_the_server_cannot_plan_is_kept_as_not_run(rag: GraphRag, model: Model) -> None:
+    model.insufficient = "The graph may not say."
+    answer = await ask(rag, model, "MATCH (d:Document RETURN d")
+    assert answer.refusal == GraphRefusal.MODEL_DECLINED and answer.query == "MATCH (d:Document RETURN d"
+    assert "its query was not run (invalid-query: " in answer.message and answer.rows == ()
 
 
 def test_the_sync_twin_asks_the_same_way(graph: None) -> None:

@@ -72,9 +72,9 @@ def test_the_strict_shape_declining_reads_as_declined() -> None:
     assert read.declined == "No."
 
 
-def test_insufficient_wins_over_an_answer() -> None:
+def test_an_answer_beside_a_decline_is_read_with_it() -> None:
     read = parse_reply('{"answer": "A guess.", "citations": [], "insufficient": "Not in the evidence."}')
-    assert read.declined == "Not in the evidence." and read.answer is None
+    assert read.declined == "Not in the evidence." and read.answer == "A guess." and read.problem is None
 
 
 def test_a_blank_insufficient_reads_as_null() -> None:
@@ -231,6 +231,25 @@ def test_an_answer_without_citations_is_refused() -> None:
 
 def test_a_decline_is_model_declined() -> None:
     assert verify(parse_reply('{"insufficient": "No."}'), EVIDENCE) == (None, (), "model-declined")
+
+
+def both_filled(quote: str) -> str:
+    citations = [{"chunkId": "c1", "quote": quote}] if quote else []
+    return json.dumps({"answer": "Northwind.", "citations": citations, "insufficient": "Not sure."})
+
+
+def test_an_answer_beside_a_decline_stands_when_its_citations_verify() -> None:
+    text, citations, reason = verify(parse_reply(both_filled("supplied by Northwind")), EVIDENCE)
+    assert (text, reason) == ("Northwind.", None)
+    assert [citation.quote for citation in citations] == ["supplied by Northwind"]
+
+
+def test_an_answer_beside_a_decline_whose_citation_fails_is_model_declined() -> None:
+    assert verify(parse_reply(both_filled("supplied by Southwind")), EVIDENCE) == (None, (), "model-declined")
+
+
+def test_an_uncited_answer_beside_a_decline_is_model_declined() -> None:
+    assert verify(parse_reply(both_filled("")), EVIDENCE) == (None, (), "model-declined")
 
 
 def test_the_same_span_cited_twice_is_kept_once() -> None:

@@ -121,7 +121,8 @@ async def test_every_metric_per_case_and_in_total() -> None:
     assert (
         bottle.citations[0].quote == "A little bottle on the table" and bottle.answer == "A little bottle on the table"
     )
-    assert bottle.failing  # a phrase and a document not retrieved
+    assert bottle.supported is False, "the quote holds neither DRINK ME nor Cheshire"
+    assert bottle.failing  # a phrase and a document not retrieved, and the answer unsupported
 
     # follow: the watch passage ranks first (3 shared words), the rabbit-hole passage second (2).
     assert follow.outcome is CaseOutcome.WRONGLY_REFUSED and follow.reason == "model-declined"
@@ -146,6 +147,90 @@ async def test_every_metric_per_case_and_in_total() -> None:
     assert (totals.recall_at_k, totals.mrr, totals.document_recall) == (1.0, 0.75, 0.5)
     assert totals.reasons == {"model-declined": 1, "no-evidence": 1}
     assert (totals.chat_calls, totals.input_tokens, totals.cases_without_tokens) == (3, 0, 3)
+    assert (totals.support_judged, totals.supported, totals.answer_support) == (1, 0, 0.0)
+
+
+# --- answer support and the abstention's reasons ---------------------------------------
+
+
+def quoting(words: str, insufficient: str | None = None) -> Callable[[ChatRequest], str]:
+    def respond(request: ChatRequest) -> str:
+        reply = json.loads(citing(request, words))
+        return json.dumps({**reply, "insufficient": insufficient})
+
+    return respond
+
+
+def run_with(replies: Mapping[str, Callable[[ChatRequest], str]], **given: Any) -> Evaluator:
+    def respond(request: ChatRequest) -> str:
+        return replies.get(parse_question(request.messages[-1].content), lambda request: DECLINED)(request)
+
+    retriever = InMemoryRetriever.from_documents(DOCUMENTS)
+    return Evaluator(retriever=retriever, answerer=AnswersService(retriever, ScriptedChat(respond)), k=3, **given)
+
+
+async def test_an_answer_is_supported_only_when_a_valid_quote_holds_a_required_phrase() -> None:
+    right = EvalCase(id="right", question="What was the bottle labelled?", answerable=True, required_phrases=("ME",))
+    wrong = EvalCase(id="wrong", question="Who took a watch out?", answerable=True, required_phrases=("Cheshire",))
+    run = run_with(
+        {right.question: quoting("labelled _DRINK  ME_"), wrong.question: quoting("The White Rabbit took a watch")}
+    )
+    report = await run.run([right, wrong, ROSES])
+    assert [case.supported for case in report.cases] == [True, False, None]
+    assert [case.citation_validity for case in report.cases[:2]] == [1.0, 1.0], "both quotes are real"
+    assert report.cases[1].failing and not report.cases[0].failing
+    assert (report.totals.support_judged, report.totals.supported, report.totals.answer_support) == (2, 1, 0.5)
+
+
+async def test_only_a_decline_or_no_evidence_on_an_unanswerable_case_is_an_abstention() -> None:
+    bad_quote = json.dumps({"answer": "A cat.", "citations": [{"chunkId": "x", "quote": "y"}], "insufficient": None})
+    run = run_with({CAT.question: lambda request: bad_quote})
+    declined = EvalCase(id="declined", question="Did Alice follow the Rabbit to the Queen?", answerable=False)
+    report = await run.run([CAT, declined, ROSES])
+    cat, declined_case, roses = report.cases
+    assert (cat.outcome, cat.reason, cat.abstention_correct) == (
+        CaseOutcome.FAILED_REFUSAL,
+        "citation-not-found",
+        False,
+    )
+    assert declined_case.outcome is CaseOutcome.ABSTAINED and declined_case.reason == "model-declined"
+    assert roses.outcome is CaseOutcome.ABSTAINED and roses.reason == "no-evidence"
+    assert (report.totals.failed_refusals, report.totals.abstained, report.totals.abstention) == (1, 2, 2 / 3)
+    assert outcome_of(answerable=False, answered=False, reason="unreadable-response") is CaseOutcome.FAILED_REFUSAL
+
+
+# --- failed cases ----------------------------------------------------------------------
+
+
+def timing_out(request: ChatRequest) -> str:
+    raise TimeoutError("Request timed out: sk-secret-key")
+
+
+async def test_a_case_failing_with_any_exception_is_kept_as_failed_and_the_run_goes_on() -> None:
+    run = run_with({FOLLOW.question: timing_out, CAT.question: quoting("The Cheshire Cat grinned")})
+    report = await run.run([CAT, FOLLOW, ROSES])
+    assert [case.outcome for case in report.cases] == [
+        CaseOutcome.WRONGLY_ANSWERED,
+        CaseOutcome.ERROR,
+        CaseOutcome.ABSTAINED,
+    ]
+    failed = report.cases[1]
+    assert (failed.error_code, failed.error_message) == ("case-failed", "TimeoutError (no code)")
+    assert "secret" not in report.model_dump_json()
+    assert report.totals.errors == 1 and report.limits_reached == ()
+
+
+async def test_the_run_stops_after_max_consecutive_failures_and_keeps_what_finished() -> None:
+    cases = [
+        CAT,
+        *(EvalCase(id=f"t{n}", question=f"Where did the White Rabbit hurry ({n})?", answerable=True) for n in range(4)),
+        ROSES,
+    ]
+    run = run_with({case.question: timing_out for case in cases[1:5]}, max_consecutive_failures=3)
+    report = await run.run(cases)
+    assert [case.id for case in report.cases] == ["cat", "t0", "t1", "t2"]
+    assert [(limit.name.value, limit.value) for limit in report.limits_reached] == [("ConsecutiveFailures", 3)]
+    assert report.totals.errors == 3 and report.totals.abstained == 1
 
 
 async def test_k_is_the_retrieval_depth_and_the_cut_of_recall_and_mrr() -> None:
@@ -271,7 +356,18 @@ async def test_lanes_keep_the_file_order_and_the_same_metrics() -> None:
     assert four.settings.concurrency == 4
 
 
-@pytest.mark.parametrize("bad", [{"k": 0}, {"k": 129}, {"concurrency": 9}, {"max_cases": 10_001}, {"k": True}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"k": 0},
+        {"k": 129},
+        {"concurrency": 9},
+        {"max_cases": 10_001},
+        {"k": True},
+        {"max_consecutive_failures": 0},
+        {"max_consecutive_failures": 1_001},
+    ],
+)
 def test_bounds_are_checked(bad: Mapping[str, Any]) -> None:
     with pytest.raises(ConfigurationError) as raised:
         evaluator(**bad)
@@ -300,9 +396,19 @@ async def test_the_report_names_the_stand_ins_round_trips_as_json_and_traces_cou
     text = report.model_dump_json(by_alias=True)
     assert EvaluationReport.model_validate_json(text) == report
     data = json.loads(text)
-    assert data["format"] == "graphrag-orm-evaluation/1" and "startedAt" in data and data["settings"]["k"] == 3
+    assert data["format"] == "graphrag-orm-evaluation/2" and "startedAt" in data and data["settings"]["k"] == 3
     assert data["cases"][0]["citationValidity"] == 1.0 and data["totals"]["wronglyAnswered"] == 0
     (evaluate,) = [span for span in exporter.get_finished_spans() if span.name == "GraphRag.Evaluate"]
     assert dict(evaluate.attributes or {}) == {"graphrag.cases": 2}
     answers = [span for span in exporter.get_finished_spans() if span.name == "GraphRag.Answer"]
     assert len(answers) == 2 and all(span.parent is not None for span in answers)
+
+
+async def test_with_lanes_the_failures_in_a_row_stop_every_lane() -> None:
+    cases = [
+        EvalCase(id=f"t{n}", question=f"Where did the White Rabbit hurry ({n})?", answerable=True) for n in range(8)
+    ]
+    run = run_with({case.question: timing_out for case in cases}, max_consecutive_failures=2, concurrency=2)
+    report = await run.run(cases)
+    assert 2 <= len(report.cases) <= 3 and all(case.outcome is CaseOutcome.ERROR for case in report.cases)
+    assert [limit.name.value for limit in report.limits_reached] == ["ConsecutiveFailures"]

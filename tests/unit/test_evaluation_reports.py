@@ -13,7 +13,8 @@ import pytest
 from rich.console import Console
 
 from graphrag_orm.answers import AnswersService
-from graphrag_orm.chat import ScriptedChat
+from graphrag_orm.chat import ChatRequest, ScriptedChat
+from graphrag_orm.chat.evidence_block import parse_question
 from graphrag_orm.errors import EvaluationError
 from graphrag_orm.evaluation import (
     CaseOutcome,
@@ -52,6 +53,37 @@ async def test_the_table_shows_each_case_the_totals_and_what_ran() -> None:
         assert piece in text, piece
     assert "recall@3" in text and "MRR@3" in text and "abstention" in text and "0.75" in text
     assert "InMemoryRetriever" in text and "(stand-in)" in text and "k=3" in text
+
+
+async def test_the_table_and_the_page_show_answer_support_failed_refusals_and_failed_cases(tmp_path: Path) -> None:
+    retriever = InMemoryRetriever.from_documents(DOCUMENTS)
+
+    def failing(request: ChatRequest) -> str:
+        if "bottle" in parse_question(request.messages[-1].content):
+            raise TimeoutError("timed out")
+        return scripted(request)
+
+    answers = AnswersService(retriever, ScriptedChat(failing))  # type: ignore[arg-type]
+    report = await Evaluator(retriever=retriever, answerer=answers, k=3).run([BOTTLE, CAT])
+    text = printed(report)
+    assert "failed bottle: TimeoutError (no code) (case-failed)" in text
+    assert "answer support" in text and "failed refusals 0" in text and "support" in text
+    page = write_html(report, tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Failed: TimeoutError (no code) (case-failed)" in page and "answer support" in page
+
+
+async def test_a_report_of_the_first_format_still_reads(tmp_path: Path) -> None:
+    data = json.loads((await report_of()).model_dump_json(by_alias=True))
+    data["format"] = "graphrag-orm-evaluation/1"
+    for case in data["cases"]:
+        del case["supported"], case["errorMessage"]
+    for name in ("failedRefusals", "supportJudged", "supported", "answerSupport"):
+        del data["totals"][name]
+    (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
+    old = load_report(tmp_path / "old.json")
+    assert old.totals.answer_support is None and old.totals.failed_refusals == 0
+    assert all(case.supported is None for case in old.cases)
+    assert compare_reports(await report_of(), old).metrics[1].name == "answer support"
 
 
 async def test_the_table_prints_markup_in_a_case_file_as_typed() -> None:
@@ -100,7 +132,7 @@ async def test_a_report_reads_back_from_json_and_anything_else_is_invalid_report
 async def test_the_html_page_is_self_contained_with_a_chart_per_metric_and_failing_cases_first(tmp_path: Path) -> None:
     report = await report_of(cases=(ROSES, BOTTLE, FOLLOW, CAT, HOSTILE))
     page = write_html(report, tmp_path / "report.html").read_text(encoding="utf-8")
-    assert page.count("<svg") == 7, "abstention, validity, coverage, recall, RR, document recall, time"
+    assert page.count("<svg") == 8, "abstention, validity, support, coverage, recall, RR, document recall, time"
     for caption in ("abstention (cases per outcome)", "citation validity", "coverage", "recall@3", "reciprocal rank"):
         assert f"<figcaption>{caption}</figcaption>" in page
     assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page

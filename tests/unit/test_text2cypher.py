@@ -116,7 +116,7 @@ def test_a_query_a_decline_and_both_are_read_by_the_rules() -> None:
     assert parse_graph_reply('{"cypher": "RETURN 1", "insufficient": null}').cypher == "RETURN 1"
     assert parse_graph_reply(' {"insufficient": "no prices"} ').declined == "no prices"
     both = parse_graph_reply('{"cypher": "RETURN 1", "insufficient": "no prices"}')
-    assert both.declined == "no prices" and both.cypher is None
+    assert both.declined == "no prices" and both.cypher == "RETURN 1"
     assert parse_graph_reply('{"cypher": "RETURN 1", "insufficient": "  "}').cypher == "RETURN 1"
 
 
@@ -232,6 +232,16 @@ async def test_a_decline_is_model_declined_with_the_reason_on_one_line_and_no_qu
     assert answer.message == "the model says the graph cannot answer: The graph has no prices. None at all."
     assert answer.receipt.chat_calls == 1 and answer.receipt.query_seconds == 0.0
     assert chat.call_count == 1 and parse_question(chat.calls[0].messages[1].content) == "What does the City 3 cost?"
+
+
+async def test_a_declined_query_a_gate_refuses_keeps_the_query_labelled_as_not_run() -> None:
+    graph, _ = graph_of('{"cypher": "CALL db.labels()", "insufficient": "No labels.\\nSorry."}')
+    answer = await graph.ask("Which labels are there?")
+    assert answer.refusal == GraphRefusal.MODEL_DECLINED and answer.query == "CALL db.labels()"
+    assert answer.rows == () and not answer.answered
+    assert answer.message.startswith(
+        "the model says the graph cannot answer: No labels. Sorry.; its query was not run (not-allowed: "
+    )
 
 
 async def test_an_unreadable_reply_is_unreadable_response_and_sends_no_query() -> None:
