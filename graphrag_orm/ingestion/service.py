@@ -110,6 +110,8 @@ class _RunCounters:
         self.extraction = ExtractionSummary()
         self.too_many_chunks = False
         self.lease_wait: Limit | None = None
+        #: Documents written by this run, by id, as soon as their transaction committed.
+        self.committed: dict[str, DocumentOutcome] = {}
 
 
 def settings_fingerprint(chunker: Chunker | str, embedding_set: EmbeddingSet, *extra: str) -> str:
@@ -242,6 +244,14 @@ class IngestionService:
         began = time.monotonic()
         counters = _RunCounters()
         outcomes: list[DocumentOutcome] = []
+        # What a cancelled run had settled, so its record counts them rather than 0/0/0.
+        settled: dict[str, DocumentOutcome] = {}
+
+        def reached(outcome: DocumentOutcome) -> None:
+            settled[outcome.document_id] = outcome
+            if progress is not None:
+                progress(outcome)
+
         status = RunStatus.FAILED
         with span(SpanName.INGEST, run_id=run_id, documents=len(jobs)) as traced:
             beat: asyncio.Task[None] | None = None
@@ -249,8 +259,10 @@ class IngestionService:
                 # A cancel landing while the run node is written still finishes it below.
                 await self._start_run(run_id, settings.fingerprint)
                 beat = asyncio.create_task(self._heartbeat(run_id), name=f"heartbeat-{run_id}")
-                outcomes = await self._ingest_all(jobs, run_id, counters, progress, settings)
-                status = RunStatus.COMPLETED
+                outcomes = await self._ingest_all(jobs, run_id, counters, reached, settings)
+                # A run none of whose documents could be ingested is not Completed.
+                if not outcomes or any(o.status != DocumentStatus.FAILED for o in outcomes):
+                    status = RunStatus.COMPLETED
                 # A killed run leaves leases on documents it committed; this run found them
                 # unchanged, so it clears those that expired.
                 with contextlib.suppress(Neo4jError, DriverError, OSError):
@@ -262,7 +274,7 @@ class IngestionService:
                 # in flight changes nothing once the run is no longer Running.
                 if beat is not None:
                     beat.cancel()
-                late_cancel = await self._finish_run(run_id, status, outcomes)
+                late_cancel = await self._finish_run(run_id, status, outcomes or list(settled.values()))
                 traced.set("status", status.value)
                 traced.set("chunks", sum(o.chunks for o in outcomes))
                 traced.set("calls", counters.embedding_calls)
@@ -327,7 +339,14 @@ class IngestionService:
                 else:
                     found = await fresh.get(position)
                     stored, held = found.state, found.held
-                outcome = await self._ingest_document(job, run_id, lanes, counters, stored, settings, held=held)
+                try:
+                    outcome = await self._ingest_document(job, run_id, lanes, counters, stored, settings, held=held)
+                except asyncio.CancelledError:
+                    # A cancel landing while a written document let go of its lease: it is still reported.
+                    committed = counters.committed.get(job.source.document_id)
+                    if committed is not None and progress is not None:
+                        progress(committed)
+                    raise
             if progress is not None and (final or not is_held(outcome)):
                 progress(outcome)
             return outcome
@@ -491,11 +510,17 @@ class IngestionService:
             existed=state != "absent",
         )
         with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
-            chunks = await self.writer.write(prepared, run_id)
+            write = asyncio.ensure_future(self.writer.write(prepared, run_id))
+            try:
+                chunks, cancelled = await asyncio.shield(write), False
+            except asyncio.CancelledError:
+                # Cancelled mid-write: the transaction ends first (as a release does), so the
+                # run knows whether this document was stored.
+                chunks, cancelled = (await settle(write))[0], True
         if summary is not None:
             # Counted once written, so a failed write and its rerun are not counted twice.
             counters.extraction = counters.extraction + summary
-        return DocumentOutcome(
+        outcome = DocumentOutcome(
             document_id=document_id,
             source_uri=source.source_uri,
             status=DocumentStatus.INGESTED,
@@ -503,6 +528,10 @@ class IngestionService:
             embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
             chunks_over_window=over_window,
         )
+        counters.committed[document_id] = outcome
+        if cancelled:
+            raise asyncio.CancelledError
+        return outcome
 
     async def _embed(
         self, texts: Sequence[str], lanes: asyncio.Semaphore, counters: _RunCounters, run_id: str, document_id: str
