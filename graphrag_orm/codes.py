@@ -201,6 +201,8 @@ class ErrorCode(StrEnum):
     #: A command needs an optional extra that is not installed (``graphrag-orm serve`` without ``server``).
     MISSING_EXTRA = "missing-extra"
     RUNNING_ON_ANOTHER_PORT = "running-on-another-port"
+    #: A command stopped by Ctrl-C (SIGINT); it says what it finished first (exit code 130).
+    INTERRUPTED = "interrupted"
     # maintenance, racing a concurrent writer
     CONCURRENT_WRITE = "concurrent-write"
     # Cypher a caller or a model supplies (the sandbox's refusals)

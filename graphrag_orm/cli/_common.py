@@ -16,8 +16,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
+from rich.text import Text
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.environment import graphrag_from_env
@@ -39,6 +40,7 @@ __all__ = [
     "require_extra",
     "resolve_documents",
     "run",
+    "stored",
     "with_database",
     "with_graphrag",
 ]
@@ -47,7 +49,27 @@ T = TypeVar("T")
 
 _FULL_ID = re.compile(r"[0-9a-f]{64}")
 
-console = Console(highlight=False)
+#: The width output written to a pipe or file is laid out at (unless COLUMNS says otherwise):
+#: wider than any line a command prints, so nothing a script reads is wrapped.
+PIPED_WIDTH = 1_000_000
+
+
+class _Output(Console):
+    """Standard output: a terminal's own width; piped, as wide as its lines (no wrapping at 80)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        found = super().size
+        if self._width is None and not self.is_terminal:
+            return ConsoleDimensions(PIPED_WIDTH, found.height)
+        return found
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+console = _Output(highlight=False)
 # soft_wrap: an error stays one line however narrow the terminal (scripts read it by line).
 errors = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -72,6 +94,15 @@ def print_json(text: str) -> None:
         return
     sys.stdout.write(json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+def stored(value: str | None) -> Text:
+    """Stored text (a quote, a passage, a title, a source) for Rich as plain text, never as markup.
+
+    Brackets, backslashes and ``:emoji:`` codes print exactly as stored; every command
+    hands stored text to Rich through this one helper.
+    """
+    return Text(value or "")
 
 
 def error_line(message: str, code: str) -> str:

@@ -2,38 +2,62 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from graphrag_orm.answers import Answer, AnswerExport, Disposition
-from graphrag_orm.cli._common import console, fail, print_json, resolve_documents, run
+from graphrag_orm.citations import Citation
+from graphrag_orm.cli._common import console, fail, print_json, resolve_documents, run, stored
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
+from graphrag_orm.evidence import EvidenceItem
 from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
 
-__all__ = ["ask", "show_answer"]
+__all__ = ["ask", "show_answer", "with_sources"]
+
+
+def _source(item: EvidenceItem | None, citation: Citation) -> Text:
+    """Where a citation comes from: its document's title (if any) over its source URI or path."""
+    if item is None:
+        return stored(citation.document_id[:12])
+    where = stored(f"{item.title}\n{item.source_uri}" if item.title else item.source_uri)
+    if citation.page:
+        where.append(f" p.{citation.page}")
+    return where
 
 
 def show_answer(answer: Answer, chat_label: str) -> None:
-    """An answer with each citation's document, byte span and quote; a refusal with its reason."""
+    """An answer with each citation's source, byte span and quote; a refusal with its reason.
+
+    Stored text (the answer, the quotes, titles and sources) is printed as text, never as markup.
+    """
     if answer.disposition == Disposition.ANSWERED:
-        console.print(Panel(answer.text or "", title="answer", subtitle=f"[dim]{chat_label}[/]"))
+        console.print(Panel(stored(answer.text), title="answer", subtitle=f"[dim]{chat_label}[/]", expand=False))
         table = Table(
-            "#", "document", "bytes", "quote (stored text)", title="citations (each located in the stored bytes)"
+            "#", "source", "bytes", "quote (stored text)", title="citations (each located in the stored bytes)"
         )
         sources = {item.chunk_id: item for item in answer.evidence.items}
         for position, citation in enumerate(answer.citations, start=1):
-            item = sources.get(citation.chunk_id)
-            where = (item.title or item.source_uri) if item else citation.document_id[:12]
-            pages = f" p.{citation.page}" if citation.page else ""
-            table.add_row(str(position), where + pages, f"{citation.start_byte}-{citation.end_byte}", citation.quote)
+            table.add_row(
+                str(position),
+                _source(sources.get(citation.chunk_id), citation),
+                f"{citation.start_byte}-{citation.end_byte}",
+                stored(citation.quote),
+            )
         console.print(table)
     else:
         console.print(
-            Panel(f"refused: {answer.reason}", title="insufficient evidence", subtitle=f"[dim]{chat_label}[/]")
+            Panel(
+                stored(f"refused: {answer.reason}"),
+                title="insufficient evidence",
+                subtitle=f"[dim]{chat_label}[/]",
+                expand=False,
+            )
         )
     receipt = answer.receipt
     tokens = "" if receipt.input_tokens is None else f", {receipt.input_tokens} in / {receipt.output_tokens} out tokens"
@@ -41,6 +65,18 @@ def show_answer(answer: Answer, chat_label: str) -> None:
         f"[dim]{len(answer.evidence.items)} evidence items; {receipt.chat_calls} chat calls{tokens}; "
         f"retrieval {receipt.retrieval_seconds:.2f} s, answer {receipt.answer_seconds:.2f} s[/]"
     )
+
+
+def with_sources(export: str) -> str:
+    """An answer export whose citations also name their document's source URI and title (from the evidence)."""
+    document = json.loads(export)
+    answer = document["answer"]
+    items = {item["chunkId"]: item for item in answer["evidence"]["items"]}
+    for citation in answer["citations"] or ():
+        item = items.get(citation["chunkId"], {})
+        citation["sourceUri"] = item.get("sourceUri")
+        citation["title"] = item.get("title")
+    return json.dumps(document, ensure_ascii=False)
 
 
 def ask(
@@ -78,7 +114,7 @@ def ask(
     if export is not None:
         export.write_text(AnswerExport.to_json(answer), encoding="utf-8")
     if as_json:
-        print_json(AnswerExport.to_json(answer))
+        print_json(with_sources(AnswerExport.to_json(answer)))
     else:
         show_answer(answer, choice.chat_label)
         if export is not None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 
 import typer
-from rich.markup import escape
 from rich.table import Column, Table
+from rich.text import Text
 
 from graphrag_orm.catalog import (
     DEFAULT_CHUNK_LIMIT,
@@ -24,7 +24,7 @@ from graphrag_orm.catalog import (
     DocumentList,
     RunList,
 )
-from graphrag_orm.cli._common import console, print_json, run, with_graphrag
+from graphrag_orm.cli._common import console, print_json, run, stored, with_graphrag
 
 __all__ = ["SHOWN_ID", "documents", "runs", "show", "shown_time"]
 
@@ -67,10 +67,10 @@ def documents(limit: int = LimitOption, as_json: bool = JsonOption) -> None:
     for item in found.documents:
         table.add_row(
             item.id[:SHOWN_ID],
-            escape(item.source_uri),
-            escape(item.title or ""),
+            stored(item.source_uri),
+            stored(item.title),
             str(item.chunks),
-            escape((item.run_id or "")[:SHOWN_ID]),
+            stored((item.run_id or "")[:SHOWN_ID]),
             shown_time(item.ingested_at),
         )
     console.print(table)
@@ -101,8 +101,8 @@ def runs(limit: int = LimitOption, as_json: bool = JsonOption) -> None:
         columns.append(Column("reason", overflow="fold"))
     table = Table(*columns, caption="documents: ingested/unchanged/failed")
     for item in found.runs:
-        row = [
-            escape(item.id),
+        row: list[str | Text] = [
+            stored(item.id),
             item.status,
             shown_time(item.started_at),
             shown_time(item.completed_at),
@@ -110,7 +110,7 @@ def runs(limit: int = LimitOption, as_json: bool = JsonOption) -> None:
             str(item.chunks_written),
         ]
         if reasons:
-            row.append(escape(item.failure_reason or ""))
+            row.append(stored(item.failure_reason))
         table.add_row(*row)
     console.print(table)
     _more(len(found.runs), found.total, "runs (raise --limit)")
@@ -153,7 +153,7 @@ def show(
         ("chunks", str(detail.chunk_count)),
     ):
         if value:
-            facts.add_row(label, escape(value))
+            facts.add_row(label, stored(value))
     console.print(facts)
     table = Table(
         Column("#", justify="right"),
@@ -167,7 +167,7 @@ def show(
             str(span.order),
             f"{span.start_byte}-{span.end_byte}",
             "" if span.token_count is None else str(span.token_count),
-            escape(span.section or ""),
+            stored(span.section),
         )
     console.print(table)
     _more(len(detail.chunks), detail.chunk_count, "chunks (raise --chunks)")

@@ -19,7 +19,17 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from graphrag_orm.cli._common import OntologyOption, console, error_line, errors, fail, load_ontology, print_json, run
+from graphrag_orm.cli._common import (
+    OntologyOption,
+    console,
+    error_line,
+    errors,
+    fail,
+    load_ontology,
+    print_json,
+    run,
+    stored,
+)
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
@@ -34,13 +44,15 @@ app = typer.Typer(
 
 def _cell(value: Any) -> Text:
     """A value as it reads in a table: text as it is, anything else as JSON (never markup)."""
-    return Text(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    return stored(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
 def show_graph_answer(answer: GraphAnswer, chat_label: str) -> None:
     """The query, its rows as a table, the limits reached and the receipt (a refusal's line is the caller's)."""
     if answer.query is not None:
-        console.print(Panel(Text(answer.query), title="query", subtitle=f"[dim]written by {chat_label}[/]"))
+        console.print(
+            Panel(stored(answer.query), title="query", subtitle=f"[dim]written by {chat_label}[/]", expand=False)
+        )
     if answer.answered:
         table = Table(*answer.columns)
         for row in answer.rows:

@@ -12,7 +12,7 @@ type), and nothing is ingested when no path gives any.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.markup import escape
@@ -27,17 +27,25 @@ from graphrag_orm.cli._common import (
     print_json,
     resolve_documents,
     run,
+    stored,
 )
 from graphrag_orm.cli.collect import DEFAULT_PATTERNS, Collected, collect_sources
-from graphrag_orm.cli.receipts import preview_table, receipt_table
+from graphrag_orm.cli.receipts import PDF_EXTRA_MISSING, pdf_extra_missing, preview_table, receipt_table
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
-from graphrag_orm.ingestion import DocumentOutcome, IngestionOptions, IngestionPreview, IngestionReceipt
+from graphrag_orm.ingestion import (
+    DocumentOutcome,
+    DocumentStatus,
+    IngestionOptions,
+    IngestionPreview,
+    IngestionReceipt,
+)
 from graphrag_orm.options import GraphRagOptions
 
 if TYPE_CHECKING:
     from graphrag_orm.evidence import Evidence
+    from graphrag_orm.sources import Source
 
 __all__ = ["DEFAULT_PATTERNS", "collect_sources", "ingest", "preview_table", "receipt_table", "search"]
 
@@ -69,6 +77,31 @@ def _unreachable(receipt: IngestionReceipt) -> None:
             "not ingested; check "
             f"OPENAI_BASE_URL, or set GRAPHRAG_MODEL_MODE=offline for the offline stand-ins [dim]({ErrorCode.MODEL_UNREACHABLE})[/]"
         )
+
+
+def _pdf_extra(receipt: IngestionReceipt) -> None:
+    """One line on stderr naming the ``pdf`` extra when PDFs were refused for want of it."""
+    refused = sum(1 for o in receipt.documents if pdf_extra_missing(o.error_code, o.source_uri))
+    if refused:
+        errors.print(
+            f"[bold red]error[/] {refused} PDF{'' if refused == 1 else 's'} not ingested: "
+            f"{escape(PDF_EXTRA_MISSING)} [dim]({ErrorCode.MISSING_EXTRA})[/]"
+        )
+
+
+def _interrupted(sources: list[Source], settled: dict[str, DocumentOutcome]) -> NoReturn:
+    """Ctrl-C: what was stored and what not, on stderr; exit code 130 (as a shell reports SIGINT)."""
+    kept = [o for o in settled.values() if o.status != DocumentStatus.FAILED]
+    ingested = sum(1 for o in kept if o.status == DocumentStatus.INGESTED)
+    left = [source.source_uri for source in sources if source.source_uri not in settled]
+    first = f"; the first not stored: {escape(left[0])}" if left else ""
+    errors.print(
+        f"[bold red]interrupted[/] {len(kept)} of {len(sources)} documents stored ({ingested} ingested, "
+        f"{len(kept) - ingested} unchanged), {len(settled) - len(kept)} failed, {len(left)} not stored "
+        f"(one being written when interrupted keeps nothing){first}; the run is recorded Failed with these "
+        f"counts (graphrag-orm runs); ingest again to store the rest [dim]({ErrorCode.INTERRUPTED})[/]"
+    )
+    raise typer.Exit(130)
 
 
 def _options(lease_seconds: float | None, wait_for_leases: float) -> GraphRagOptions:
@@ -105,13 +138,19 @@ def ingest(
     except GraphRagError as error:
         fail(error.message, error.code)
 
+    # Each document's outcome as it settles, by source: what a Ctrl-C reports as stored.
+    settled: dict[str, DocumentOutcome] = {}
+
+    def note(outcome: DocumentOutcome) -> None:
+        settled[outcome.source_uri] = outcome
+
     async def work() -> IngestionReceipt | IngestionPreview:
         await rag.connect()
         try:
             if preview:
                 return await rag.ingestion.preview(sources)
             if as_json:
-                return await rag.ingestion.ingest(sources)
+                return await rag.ingestion.ingest(sources, progress=note)
             # Imported here: a worker writing --json never draws a bar.
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -129,6 +168,7 @@ def ingest(
                 totals = {"chunks": 0, "calls": 0, "failed": 0}
 
                 def advance(outcome: DocumentOutcome) -> None:
+                    note(outcome)
                     totals["chunks"] += outcome.chunks
                     totals["calls"] += outcome.embedding_calls
                     totals["failed"] += 1 if outcome.error_code else 0
@@ -138,11 +178,15 @@ def ingest(
         finally:
             await rag.close()
 
-    result = run(work())
+    try:
+        result = run(work())
+    except KeyboardInterrupt:
+        _interrupted(sources, settled)
     if as_json:
         print_json(result.to_json())
         if isinstance(result, IngestionReceipt):
             _unreachable(result)
+            _pdf_extra(result)
             if result.failed:
                 raise typer.Exit(1)
         return
@@ -166,8 +210,13 @@ def ingest(
     if result.retries.retries:
         console.print(f"retries: {result.retries.retries} ({result.retries.rate_limited} rate-limited)")
     _unreachable(result)
+    _pdf_extra(result)
     if result.failed:
         raise typer.Exit(1)
+
+
+#: How much of a passage's stored text ``search`` shows (``--json`` has all of it), as stored: lines kept.
+SHOWN_CHARACTERS = 160
 
 
 def search(
@@ -205,14 +254,14 @@ def search(
     table = Table("#", "document", "bytes", "score", "routes", "text")
     for position, item in enumerate(evidence.items, start=1):
         routes = ", ".join(f"{r.route}#{r.rank}" for r in item.routes)
-        snippet = " ".join(item.text.split())
+        excerpt = item.text.strip()
         table.add_row(
             str(position),
-            item.title or item.source_uri,
+            stored(f"{item.title}\n{item.source_uri}" if item.title else item.source_uri),
             f"{item.start_byte}-{item.end_byte}",
             f"{item.score:.4f}",
             routes,
-            snippet[:160] + ("…" if len(snippet) > 160 else ""),
+            stored(excerpt[:SHOWN_CHARACTERS] + ("…" if len(excerpt) > SHOWN_CHARACTERS else "")),
         )
     console.print(table)
     for limit_reached in evidence.limits_reached:

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from graphrag_orm.cli._common import OntologyOption, console, load_ontology, run, with_database
+from graphrag_orm.cli._common import OntologyOption, console, fail, load_ontology, run, with_database
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.sets import Similarity
 from graphrag_orm.environment import embedding_set_from_env
 from graphrag_orm.layout import Layout
-from graphrag_orm.migrate import Chain, Migrator, SchemaCheck, initial_revision, next_revision, write_revision
+from graphrag_orm.migrate import (
+    Chain,
+    Migrator,
+    RevisionState,
+    SchemaCheck,
+    initial_revision,
+    next_revision,
+    write_revision,
+)
 from graphrag_orm.migrate.lock import DEFAULT_LOCK_WAIT_SECONDS, MAX_LOCK_WAIT_SECONDS
 
 __all__ = ["LAYOUTS", "apply", "check", "downgrade", "init", "plan", "revision", "status"]
@@ -150,7 +160,7 @@ def apply(
 
 @app.command()
 def status(directory: Path | None = DirOption) -> None:
-    """Where the database is on the chain (read only)."""
+    """Where the database is on the chain (read only); exit code 1 when the two disagree."""
     chain = _chain(directory)
     result = run(with_database(lambda store: Migrator(store, chain).status()))
     table = Table("revision", "state", "applied", "message")
@@ -158,6 +168,14 @@ def status(directory: Path | None = DirOption) -> None:
         table.add_row(item.revision, item.state.value, item.applied_at or "", item.message)
     console.print(table)
     console.print(f"database head: {result.database_head or '(none)'}; chain head: {result.chain_head or '(none)'}")
+    if not result.up_to_date:
+        counts = Counter(item.state.value for item in result.revisions if item.state != RevisionState.APPLIED)
+        disagree = ", ".join(f"{count} {state}" for state, count in sorted(counts.items())) or "other heads"
+        fail(
+            f"the database and the chain disagree ({disagree}): `graphrag-orm migrations apply` runs the pending "
+            "revisions; an unknown one was applied from another chain (give its folder with --dir)",
+            ErrorCode.SCHEMA_MISMATCH,
+        )
 
 
 @app.command()

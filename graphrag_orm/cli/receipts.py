@@ -9,13 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.markup import escape
 from rich.table import Column, Table
+from rich.text import Text
 
+from graphrag_orm.cli._common import stored
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.ingestion import DocumentOutcome, DocumentPreview, IngestionPreview, IngestionReceipt
 
-__all__ = ["DOCUMENT_ERROR_MESSAGES", "explain", "preview_table", "receipt_table"]
+__all__ = [
+    "DOCUMENT_ERROR_MESSAGES",
+    "PDF_EXTRA_MISSING",
+    "explain",
+    "pdf_extra_missing",
+    "preview_table",
+    "receipt_table",
+]
 
 DOCUMENT_ERROR_MESSAGES: dict[DocumentErrorCode, str] = {
     DocumentErrorCode.UNSUPPORTED_MEDIA_TYPE: "no loader reads this kind of file (.md, .markdown, .txt, .pdf)",
@@ -41,10 +49,27 @@ DOCUMENT_ERROR_MESSAGES: dict[DocumentErrorCode, str] = {
 }
 
 
-def explain(code: DocumentErrorCode | str | None) -> str:
+#: What a PDF refused for want of pypdf is told (docs/ingest.md: the message names the extra).
+PDF_EXTRA_MISSING = "PDF support needs the pdf extra: pip install 'graphrag-orm[pdf]'"
+
+
+def pdf_extra_missing(code: DocumentErrorCode | str | None, source_uri: str) -> bool:
+    """Whether a document was refused only because it is a PDF and the ``pdf`` extra is not installed."""
+    if code != DocumentErrorCode.UNSUPPORTED_MEDIA_TYPE or not source_uri.lower().endswith(".pdf"):
+        return False
+    try:
+        import pypdf  # noqa: F401  (imported as the PDF loader imports it: only when there is one to read)
+    except ImportError:
+        return True
+    return False
+
+
+def explain(code: DocumentErrorCode | str | None, source_uri: str = "") -> str:
     """What a document error code means, in a few words; empty for no code."""
     if code is None:
         return ""
+    if pdf_extra_missing(code, source_uri):
+        return PDF_EXTRA_MISSING
     try:
         return DOCUMENT_ERROR_MESSAGES[DocumentErrorCode(code)]
     except ValueError:
@@ -67,14 +92,14 @@ def _outcome_table(items: Sequence[DocumentOutcome | DocumentPreview], *extra: C
     )
 
 
-def _outcome_cells(item: DocumentOutcome | DocumentPreview) -> list[str]:
+def _outcome_cells(item: DocumentOutcome | DocumentPreview) -> list[str | Text]:
     code = item.error_code
     return [
         item.document_id[:12],
-        escape(item.source_uri),
+        stored(item.source_uri),
         item.status.value,
         code.value if code else "",
-        explain(code),
+        explain(code, item.source_uri),
         str(item.chunks),
     ]
 

@@ -18,7 +18,16 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from graphrag_orm.cli._common import OntologyOption, console, fail, load_ontology, print_json, run, with_graphrag
+from graphrag_orm.cli._common import (
+    OntologyOption,
+    console,
+    fail,
+    load_ontology,
+    print_json,
+    run,
+    stored,
+    with_graphrag,
+)
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.ontology import Ontology
@@ -46,7 +55,10 @@ def _table(suggestions: Suggestions) -> Table:
     table = Table("kind", "rule", "keep", "merge")
     for s in suggestions.suggestions:
         table.add_row(
-            s.kind, s.rule.value, f"{s.kept.name} ({s.kept.mentions})", f"{s.merged.name} ({s.merged.mentions})"
+            s.kind,
+            s.rule.value,
+            stored(f"{s.kept.name} ({s.kept.mentions})"),
+            stored(f"{s.merged.name} ({s.merged.mentions})"),
         )
     return table
 

@@ -28,7 +28,8 @@ class DocumentStatus(StrEnum):
 
 
 class RunStatus(StrEnum):
-    """Running, then Completed (every document has an outcome) or Failed (cancelled or threw)."""
+    """Running, then Completed (every document has an outcome, not all of them failed) or Failed
+    (cancelled, threw, or every document failed)."""
 
     RUNNING = "Running"
     COMPLETED = "Completed"

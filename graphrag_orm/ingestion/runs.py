@@ -44,6 +44,8 @@ class RunCounters:
         self.extraction = ExtractionSummary()
         self.too_many_chunks = False
         self.lease_wait: Limit | None = None
+        #: Documents written by this run, by id, as soon as their transaction committed.
+        self.committed: dict[str, DocumentOutcome] = {}
 
 
 class RunRecords:

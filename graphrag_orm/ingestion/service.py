@@ -56,7 +56,7 @@ from graphrag_orm.ingestion.chunked import (
     document_fingerprint,
     plan_fingerprint,
 )
-from graphrag_orm.ingestion.leases import LeaseKeeper, Leases
+from graphrag_orm.ingestion.leases import LeaseKeeper, Leases, settle
 from graphrag_orm.ingestion.options import IngestionOptions
 from graphrag_orm.ingestion.planning import DocumentPlanner
 from graphrag_orm.ingestion.preview import Previewer
@@ -221,6 +221,14 @@ class IngestionService:
         began = time.monotonic()
         counters = RunCounters()
         outcomes: list[DocumentOutcome] = []
+        # What a cancelled run had settled, so its record counts them rather than 0/0/0.
+        settled: dict[str, DocumentOutcome] = {}
+
+        def reached(outcome: DocumentOutcome) -> None:
+            settled[outcome.document_id] = outcome
+            if progress is not None:
+                progress(outcome)
+
         status = RunStatus.FAILED
         with span(SpanName.INGEST, run_id=run_id, documents=len(jobs)) as traced:
             beat: asyncio.Task[None] | None = None
@@ -231,7 +239,14 @@ class IngestionService:
                 lanes = asyncio.Semaphore(self.options.lanes)
 
                 async def work(job: DocumentJob, stored: Mapping[str, Any] | None, held: bool) -> DocumentOutcome:
-                    return await self._ingest_document(job, run_id, lanes, counters, stored, settings, held=held)
+                    try:
+                        return await self._ingest_document(job, run_id, lanes, counters, stored, settings, held=held)
+                    except asyncio.CancelledError:
+                        # A cancel landing while a written document let go of its lease: it is still reported.
+                        committed = counters.committed.get(job.source.document_id)
+                        if committed is not None:
+                            reached(committed)
+                        raise
 
                 outcomes, counters.lease_wait = await schedule(
                     jobs,
@@ -240,9 +255,11 @@ class IngestionService:
                     run_id=run_id,
                     in_flight=self.options.documents_in_flight,
                     wait_seconds=self.options.wait_for_leases_seconds,
-                    progress=progress,
+                    progress=reached,
                 )
-                status = RunStatus.COMPLETED
+                # A run none of whose documents could be ingested is not Completed.
+                if not outcomes or any(o.status != DocumentStatus.FAILED for o in outcomes):
+                    status = RunStatus.COMPLETED
                 # A killed run leaves leases on documents it committed; this run found them
                 # unchanged, so it clears those that expired.
                 with contextlib.suppress(Neo4jError, DriverError, OSError):
@@ -254,7 +271,7 @@ class IngestionService:
                 # in flight changes nothing once the run is no longer Running.
                 if beat is not None:
                     beat.cancel()
-                late_cancel = await self.runs.finish(run_id, status, outcomes)
+                late_cancel = await self.runs.finish(run_id, status, outcomes or list(settled.values()))
                 traced.set("status", status.value)
                 traced.set("chunks", sum(o.chunks for o in outcomes))
                 traced.set("calls", counters.embedding_calls)
@@ -408,11 +425,17 @@ class IngestionService:
             ids=ids,
         )
         with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
-            chunks = await self.writer.write(prepared, run_id)
+            write = asyncio.ensure_future(self.writer.write(prepared, run_id))
+            try:
+                chunks, cancelled = await asyncio.shield(write), False
+            except asyncio.CancelledError:
+                # Cancelled mid-write: the transaction ends first (as a release does), so the
+                # run knows whether this document was stored.
+                chunks, cancelled = (await settle(write))[0], True
         if summary is not None:
             # Counted once written, so a failed write and its rerun are not counted twice.
             counters.extraction = counters.extraction + summary
-        return DocumentOutcome(
+        outcome = DocumentOutcome(
             document_id=document_id,
             source_uri=source.source_uri,
             status=DocumentStatus.INGESTED,
@@ -420,6 +443,10 @@ class IngestionService:
             embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
             chunks_over_window=over_window,
         )
+        counters.committed[document_id] = outcome
+        if cancelled:
+            raise asyncio.CancelledError
+        return outcome
 
     async def _embed(
         self, texts: Sequence[str], lanes: asyncio.Semaphore, counters: RunCounters, run_id: str, document_id: str

@@ -120,7 +120,8 @@ def _auth_failed(settings: ConnectionSettings) -> DatabaseUnavailable:
     return DatabaseUnavailable(
         ErrorCode.AUTH_FAILED,
         f"Neo4j at {shown_uri(settings.uri)} refused the credentials of user {settings.user!r}: check "
-        "NEO4J_USER and NEO4J_PASSWORD (the local server's password is printed by `graphrag-orm neo4j start`)",
+        "NEO4J_USER and NEO4J_PASSWORD (a local server of `graphrag-orm neo4j start` keeps the password "
+        f"NEO4J_PASSWORD held at the first start of its home: {LOCAL_PASSWORD!r} when it was unset)",
     )
 
 

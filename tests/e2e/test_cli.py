@@ -128,6 +128,21 @@ def test_migrations_revision_takes_an_ontology(tmp_path: Path) -> None:
         assert wrong.returncode != 0 and "Traceback" not in wrong.stderr, bad
 
 
+def test_migrations_status_exits_non_zero_when_the_database_and_the_chain_disagree(
+    bare_database: None, tmp_path: Path
+) -> None:
+    pending = cli("migrations", "status")
+    assert pending.returncode == 1 and "pending" in pending.stdout
+    assert "(schema-mismatch)" in pending.stderr and "migrations apply" in pending.stderr
+    chain = tmp_path / "chain"
+    cli("migrations", "init", str(chain), check=True)
+    cli("migrations", "apply", "--dir", str(chain), check=True)
+    assert cli("migrations", "status", "--dir", str(chain)).returncode == 0, "its own chain agrees"
+    other = cli("migrations", "status")
+    assert other.returncode == 1 and "unknown" in other.stderr and "pending" in other.stderr
+    assert "Traceback" not in other.stderr
+
+
 def test_two_migrations_apply_processes_at_once_apply_once_without_a_traceback(
     bare_database: None, tmp_path: Path
 ) -> None:
@@ -202,3 +217,18 @@ def test_migrations_plan_apply_and_status_refuse_an_injected_revision_with_one_c
         assert line.startswith("error 0001_injected.json: step 1 create unique-constraint name:"), line
         assert line.endswith("(invalid-revision)") and "Traceback" not in result.stdout + result.stderr
         assert "CREATE CONSTRAINT" not in result.stdout
+
+
+def test_a_pdf_refused_without_the_pdf_extra_names_the_extra(graph: None, tmp_path: Path) -> None:
+    hidden = tmp_path / "no-extra" / "pypdf"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('pypdf is not installed here')\n")
+    page = tmp_path / "scan.pdf"
+    page.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    without = {"PYTHONPATH": str(hidden.parent)}
+    shown = cli("ingest", str(page), env=without)
+    assert shown.returncode == 1
+    assert "pdf extra" in shown.stdout and "no loader reads" not in shown.stdout, "the receipt's message"
+    assert "pip install 'graphrag-orm[pdf]'" in shown.stderr and "(missing-extra)" in shown.stderr
+    as_json = cli("ingest", str(page), "--json", env=without)
+    assert as_json.returncode == 1 and "pip install 'graphrag-orm[pdf]'" in as_json.stderr

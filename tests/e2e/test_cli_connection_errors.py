@@ -57,6 +57,8 @@ def test_a_database_name_the_server_does_not_have_is_database_not_found(neo4j_se
 def test_a_wrong_password_is_auth_failed_not_unavailable(neo4j_settings: ConnectionSettings) -> None:
     line = _refused(cli("runs", env={"NEO4J_PASSWORD": PASSWORD}), "auth-failed", PASSWORD)
     assert "NEO4J_PASSWORD" in line and "not reachable" not in line
+    assert "printed by" not in line, "neo4j start never prints the password"
+    assert "first start of its home" in line and "'graphrag-local'" in line, "where the password really comes from"
 
 
 def test_an_unreachable_server_stays_database_unavailable() -> None:

@@ -7,6 +7,7 @@ from neomodel import adb
 
 from graphrag_orm import ConnectionSettings, EmbeddingSet, GraphRag, SchemaMismatch, Sources
 from graphrag_orm.chat import ExtractiveChat
+from graphrag_orm.chat.extractive import NO_MODEL_NOTE
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.layout import Layout
@@ -29,7 +30,7 @@ async def test_connect_checks_the_vector_index_and_answers(
         assert receipt.ingested == 1
         assert facade.answers is not None
         answer = await facade.answers.answer("How many items can a member borrow?")
-        assert answer.text == "Members can borrow up to twelve items at a time."
+        assert answer.text == f"Members can borrow up to twelve items at a time.\n\n{NO_MODEL_NOTE}"
     # The suite's own connection was replaced by the facade's; reconnect it for later tests.
     await attach_neomodel(store.driver, store.database)
 

@@ -298,7 +298,7 @@ async def test_a_bad_vector_fails_its_document_with_a_code_and_writes_nothing(
 ) -> None:
     sources = corpus(2)
     receipt = await service(store, _Scripted(shape)).ingest(sources)
-    assert receipt.status == RunStatus.COMPLETED
+    assert receipt.status == RunStatus.FAILED, "a run whose every document failed is not Completed"
     assert [(o.status, o.error_code) for o in receipt.documents] == [(DocumentStatus.FAILED, code)] * 2
     assert await scalar(store, "MATCH (n) WHERE n:Document OR n:Chunk OR n:Section RETURN count(n)") == 0
     assert await scalar(store, "MATCH (l:GraphRagLease) RETURN count(l)") == 0

@@ -14,6 +14,7 @@ import pytest_asyncio
 
 from graphrag_orm import GraphRag, Sources
 from graphrag_orm.chat import ExtractiveChat
+from graphrag_orm.chat.extractive import NO_MODEL_NOTE
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.localdb import LocalDbSettings, start, stop
@@ -79,8 +80,8 @@ async def test_two_facades_on_two_servers_ingest_and_answer_side_by_side(
         assert first.answers is not None and second.answers is not None
         north = await first.answers.answer("When does the north branch open?")
         museum = await second.answers.answer("When does the museum close?")
-        assert north.text == "The north branch opens at nine on Saturdays."
-        assert museum.text == "The museum closes at five on Mondays."
+        assert north.text == f"The north branch opens at nine on Saturdays.\n\n{NO_MODEL_NOTE}"
+        assert museum.text == f"The museum closes at five on Mondays.\n\n{NO_MODEL_NOTE}"
         assert [c.quote for c in north.citations] == ["The north branch opens at nine on Saturdays."]
 
         # Each sees only its own graph.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -11,7 +12,8 @@ from graphrag_orm.answers.prompt import answer_request, parse_reply
 from graphrag_orm.answers.service import verify
 from graphrag_orm.chat import ChatMessage, ChatRequest, ExtractiveChat
 from graphrag_orm.chat.evidence_block import render_block, render_question
-from graphrag_orm.chat.extractive import STOP_WORDS, StandInUnsupported, content_words, sentences
+from graphrag_orm.chat.extractive import NO_MODEL_NOTE, STOP_WORDS, StandInUnsupported, content_words, sentences
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.evidence import ContextItem, Evidence, EvidenceItem
 
 
@@ -47,7 +49,7 @@ BIKES = item(
 async def test_it_quotes_the_sentence_sharing_most_content_words_verbatim() -> None:
     reply = await ask("Who supplies the BC-310 caliper?", BIKES)
     assert reply == {
-        "answer": "Northwind Components supplies the BC-310 caliper!",
+        "answer": f"Northwind Components supplies the BC-310 caliper!\n\n{NO_MODEL_NOTE}",
         "citations": [{"chunkId": "c1", "quote": "Northwind Components supplies the BC-310 caliper!"}],
         "insufficient": None,
     }
@@ -57,7 +59,7 @@ async def test_its_answer_passes_the_citation_checks() -> None:
     evidence = Evidence(question="How hard is each caliper tested?", items=(BIKES,))
     reply = await ExtractiveChat().complete(answer_request(evidence, 256))
     text, citations, reason = verify(parse_reply(reply.text), evidence)
-    assert reason is None and text == "Each caliper is tested at 40 bar."
+    assert reason is None and text == f"Each caliper is tested at 40 bar.\n\n{NO_MODEL_NOTE}"
     assert citations[0].quote == "Each caliper is tested at 40 bar."
 
 
@@ -81,7 +83,7 @@ async def test_one_shared_content_word_is_not_enough_for_a_longer_question() -> 
 
 async def test_one_shared_word_answers_a_one_word_question() -> None:
     reply = await ask("Tyres?", item("c1", "Brakes wear. Tyres are from Southwind."))
-    assert reply["answer"] == "Tyres are from Southwind."
+    assert reply["answer"] == f"Tyres are from Southwind.\n\n{NO_MODEL_NOTE}"
 
 
 async def test_a_question_of_stop_words_only_is_insufficient() -> None:
@@ -97,7 +99,7 @@ async def test_a_sentence_with_three_elisions_is_never_chosen() -> None:
     reply = await ask(
         "caliper supplier", item("c1", "Caliper... supplier... list... here. The caliper supplier is Northwind.")
     )
-    assert reply["answer"] == "The caliper supplier is Northwind."
+    assert reply["answer"] == f"The caliper supplier is Northwind.\n\n{NO_MODEL_NOTE}"
 
 
 # --- the other requests ---------------------------------------------------------------
@@ -222,3 +224,50 @@ def test_sentences_are_verbatim_trimmed_substrings() -> None:
     found = sentences(text)
     assert found == ["First one.", "“Second?”", "she asked\nquietly.", "Third…", "Heading", "Last"]
     assert all(sentence in text for sentence in found)
+
+
+# --- with an embedder: words and meaning, a floor, and the note on every answer --------
+
+
+class Meanings:
+    """A loopback-free embedder over a few fixed meanings: the same vector for texts sharing a marker word."""
+
+    MARKERS = ("width", "colour", "weather")
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0 if marker in text.lower() else 0.0 for marker in self.MARKERS] + [0.1] for text in texts]
+
+
+async def scored(question: str, *items: EvidenceItem, floor: float = 0.45) -> dict[str, Any]:
+    evidence = Evidence(question=question, items=items)
+    chat = ExtractiveChat(embedder=Meanings(), floor=floor)
+    value: dict[str, Any] = json.loads((await chat.complete(answer_request(evidence, 256))).text)
+    return value
+
+
+GUIDE = item(
+    "g1",
+    "# Line width\n\nThe default is 88. It can be raised in the settings file.\n\n"
+    "# Colour\n\nThe default colour of the settings file editor is blue.",
+)
+
+
+async def test_with_an_embedder_a_short_sentence_under_its_heading_wins_over_one_sharing_more_words() -> None:
+    reply = await scored("What is the default line width of the settings?", GUIDE)
+    assert reply["citations"] == [{"chunkId": "g1", "quote": "The default is 88."}]
+    assert reply["answer"] == f"The default is 88.\n\n{NO_MODEL_NOTE}"
+    words_only = await ask("What is the default line width of the settings?", GUIDE)
+    assert words_only["citations"][0]["quote"] != "The default is 88.", "the words alone pick another sentence"
+
+
+async def test_with_an_embedder_it_refuses_below_the_floor() -> None:
+    reply = await scored("Will the weather be sunny tomorrow?", GUIDE)
+    assert reply["answer"] is None and reply["citations"] is None
+    assert "scores 0.45" in reply["insufficient"] and "offline stand-in" in reply["insufficient"]
+    assert (await scored("Will the weather be sunny tomorrow?", GUIDE, floor=0.0))["answer"] is not None
+
+
+def test_the_floor_is_checked() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        ExtractiveChat(floor=1.5)
+    assert refused.value.code == "invalid-option"
