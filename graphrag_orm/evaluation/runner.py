@@ -178,7 +178,7 @@ class Evaluator:
             concurrency=self.options.concurrency,
             max_cases=self.options.max_cases,
             routes=tuple(sorted(str(route) for route in self.retrieval.routes)),
-            max_utf8_bytes=self.retrieval.max_utf8_bytes,
+            max_utf8_bytes=self.retrieval.utf8_budget,
         )
 
     async def _case(self, case: EvalCase, index: int) -> CaseResult:
