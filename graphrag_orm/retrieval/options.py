@@ -95,8 +95,8 @@ class RetrievalOptions(Options):
     stages: tuple[StageName, ...] = Field((), max_length=MAX_STAGES)
     #: Candidates each route reads; None: sized from ``max_items`` (:attr:`route_candidates`).
     candidates_per_route: int | None = Field(None, ge=1, le=MAX_CANDIDATES_PER_ROUTE)
-    candidates_per_item: int = Field(5, ge=1, le=32, description="candidates per route for each of max_items")
-    fusion: Fusion = Fusion.RECIPROCAL_RANK
+    candidates_per_item: int = Field(3, ge=1, le=32, description="candidates per route for each of max_items")
+    fusion: Fusion = Fusion.SCORE
     #: A hit also votes for the chunks next to it that hold some of its bytes (the chunker's overlap).
     shared_votes: bool = True
     max_items: int = Field(8, ge=1, le=128)
