@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt pyproject.toml | sha256sum | cut -c1-12)
 UV_VERSION := 0.13.8
 
-.PHONY: venv neo4j neo4j-stop migrate demo eval test lint typecheck sync unit integration e2e interop lock wheel-check clean \
+.PHONY: venv neo4j neo4j-stop migrate demo eval eval-retrieval test lint typecheck sync unit integration e2e interop lock wheel-check clean \
 	llm-fetch llm-build llm-serve llm-stop llm-status test-real
 
 # Bytecode is compiled at install, as pip does by default (uv does not): where
@@ -46,6 +46,13 @@ demo: venv
 # Its own server (port 7685, home-novel) unless NEO4J_URI is set; offline by default.
 eval: venv
 	@$(BIN)/python examples/novel/run.py
+
+# Retrieval relevance on the dev set (examples/devset, Pride and Prejudice): graphrag-orm's
+# configurations against neo4j-graphrag's Vector and Hybrid retrievers on the same chunks and
+# vectors, per kind of question. Its own server (port 7706, home-retr) unless NEO4J_URI is set.
+eval-retrieval: venv
+	@test -x benchmarks/.venv-neo4j-graphrag/bin/python || bash benchmarks/setup-neo4j-graphrag.sh
+	@$(BIN)/python benchmarks/relevance/run.py
 
 lint: venv
 	$(BIN)/ruff check graphrag_orm ontologies migrations tests benchmarks examples scripts

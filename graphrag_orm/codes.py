@@ -79,6 +79,8 @@ class LimitName(StrEnum):
 
     MAX_ITEMS = "MaxItems"
     MAX_UTF8_BYTES = "MaxUtf8Bytes"
+    #: Candidates per route sized from ``max_items`` were cut to the most a route reads.
+    CANDIDATES_PER_ROUTE = "CandidatesPerRoute"
     MAX_DOCUMENTS = "MaxDocuments"
     HISTORY_TURNS = "HistoryTurns"
     SCOPE_DOCUMENTS = "ScopeDocuments"

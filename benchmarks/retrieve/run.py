@@ -125,7 +125,7 @@ class Floor:
             f"RETURN c.{key}, score"
         )
         self.fulltext_index = retriever.fulltext_index
-        self.fetch = options.candidates_per_route
+        self.fetch = options.route_candidates
 
     async def ask(self, question: Question) -> int:
         async with self.store.driver.session(database=self.store.database) as session:
@@ -300,7 +300,7 @@ async def main(args: argparse.Namespace) -> None:
                             await ask(question)
                             into.seconds.append(time.perf_counter() - began)
                     if args.neo4j_graphrag:
-                        side = neo4j_graphrag(questions_file, settings, retriever, options.candidates_per_route, 1)
+                        side = neo4j_graphrag(questions_file, settings, retriever, options.route_candidates, 1)
                         theirs.seconds.extend(side.seconds)
                         theirs.note = side.note
             ours.load = bare.load = raw.load = theirs.load = probe.report()

@@ -12,6 +12,9 @@ What a caller may rely on:
 - ``k`` (1 to 128, default 10) is the retrieval's ``max_items`` for every case, and the
   k of recall@k and MRR; the rest of the retrieval options are the retriever's own
   (or ``retrieval=``). A byte budget that keeps fewer items is reported per case.
+- A required phrase the byte budget cut (ranked among the first ``k`` but left out) is
+  reported in the case's ``budget_dropped``, told apart from the ranking's misses
+  (:mod:`~graphrag_orm.evaluation.budget`).
 - At most ``max_cases`` (1 to 10,000, default 1,000) cases run, the first ones; more is
   reported as ``MaxCases`` in ``limits_reached``. Cases run in ``concurrency`` lanes
   (1 to 8, default 1); the report keeps the file's order.
@@ -39,6 +42,7 @@ from pydantic import Field
 from graphrag_orm.answers import Answer
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import ConfigurationError, GraphRagError
+from graphrag_orm.evaluation.budget import budget_dropped
 from graphrag_orm.evaluation.cases import EvalCase
 from graphrag_orm.evaluation.metrics import score_case, totals
 from graphrag_orm.evaluation.stored import StoredChunks, StoredText, check_citations
@@ -211,7 +215,7 @@ class Evaluator:
             concurrency=self.options.concurrency,
             max_cases=self.options.max_cases,
             routes=tuple(sorted(str(route) for route in self.retrieval.routes)),
-            max_utf8_bytes=self.retrieval.max_utf8_bytes,
+            max_utf8_bytes=self.retrieval.utf8_budget,
         )
 
     async def _case(self, case: EvalCase, index: int) -> CaseResult:
@@ -245,4 +249,5 @@ class Evaluator:
                 seconds=round(time.monotonic() - began, 6),
             )
         result = score_case(case, evidence, answer, checks, k=self.options.k, seconds=time.monotonic() - began)
-        return result if case.id else result.model_copy(update={"id": str(index + 1)})
+        dropped = await budget_dropped(self.retriever, case.question, evidence, case.required_phrases, self.retrieval)
+        return result.model_copy(update={"id": case.id or str(index + 1), "budget_dropped": dropped})

@@ -128,6 +128,8 @@ class CaseResult(Value):
     document_recall: float | None = Field(default=None, ge=0.0, le=1.0)
     items: tuple[EvaluatedItem, ...] = ()
     limits_reached: tuple[Limit, ...] = ()
+    #: Indexes of required phrases the byte budget, not the ranking, left out (:mod:`~graphrag_orm.evaluation.budget`).
+    budget_dropped: tuple[int, ...] = ()
     chat_calls: int = Field(default=0, ge=0)
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)

@@ -2,7 +2,7 @@
 
 The question becomes a Lucene disjunction of its words, every syntax character escaped
 (:func:`~graphrag_orm.retrieval.lucene.to_query`); a question with no words left
-searches nothing. Unscoped, the index's ``candidates_per_route`` best chunks; inside a
+searches nothing. Unscoped, the index's ``route_candidates`` best chunks; inside a
 scope, always over-fetch: about twice the limit inside the scope, filtered on the
 server, with ``FullTextScopeOverFetch`` reported when that came back short.
 """
@@ -34,7 +34,7 @@ class FullTextRoute:
     async def plan(self, request: RouteRequest) -> RouteSearch:
         question, options, scope = request.question, request.options, request.scope
         query = to_query(question)
-        k = options.candidates_per_route
+        k = options.route_candidates
         st = self.statements
         strategy = ScopeStrategy.OVER_FETCH if scope is not None else None
         if not query:

@@ -1,11 +1,24 @@
-"""Reciprocal rank fusion: ranks, never raw scores, are combined, in one place.
+"""Fusion: every route's ranked candidates become one ranking, in one place, on the server.
 
-Each route's list is ranked from 1 in the order the route gives (score, then chunk
-id); an item's fused score is the sum over routes of ``1 / (k + rank)`` with k = 60.
-Items are keyed by chunk id; ties are broken by chunk id, so the order is
-deterministic. Fusion runs on the server, inside the statement that then projects the
-winners (:data:`FUSE`), so unscoped hybrid retrieval is one round trip; the graph
-route's candidates join it as a parameter (:func:`ranked_hits`), the same fusion.
+Each route's list is ranked from 1 in the order the route gives (score, then chunk id).
+Each hit casts one vote for its chunk, by the options' :class:`~graphrag_orm.retrieval.options.Fusion`:
+
+- ``reciprocal-rank``: ``1 / (k + rank)`` with k = 60 (ranks only, never raw scores);
+- ``score``: the hit's score divided by its route's best score, so each route's best
+  hit votes 1 (the normalisation neo4j-graphrag's ``HybridRetriever`` applies, which
+  then keeps the larger of the two normalised scores; here the routes' votes add up).
+
+With shared votes (``RetrievalOptions.shared_votes``), a hit also votes for the chunks
+next to it (one ``NEXT`` step either way) whose bytes overlap its own, with the share of
+its bytes they hold: the chunker's overlap repeats a paragraph in two chunks, and a
+passage there is one passage, whichever of the two a route ranked. A chunk takes each
+route's largest vote (its own hit's or a shared one), and its fused score is the sum
+over routes. Only chunks some route hit are fused; sharing moves votes between them.
+
+Ties are broken by chunk id, so the order is deterministic. Fusion runs inside the
+statement that then projects the winners (:func:`fuse_clause`), so unscoped hybrid
+retrieval is one round trip; the graph route's candidates join it as a parameter
+(:func:`ranked_hits`), the same fusion.
 """
 
 from __future__ import annotations
@@ -15,10 +28,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphrag_orm.evidence import RouteRank
+from graphrag_orm.store.names import StoredNames
 
-__all__ = ["FUSE", "RRF_K", "Candidate", "dedupe", "hits_of", "ranked_hits", "route_ranks"]
+__all__ = ["RRF_K", "SCORE_FUSION", "Candidate", "dedupe", "fuse_clause", "hits_of", "ranked_hits", "route_ranks"]
 
 RRF_K = 60
+#: The ``$fusion`` parameter's value for score-normalised fusion (any other: reciprocal rank).
+SCORE_FUSION = "score"
 
 
 @dataclass(frozen=True)
@@ -41,44 +57,71 @@ def dedupe(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 
 def ranked_hits(route: str, candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
-    """A route's candidates as the hits :data:`FUSE` reads, ranked from 1 in their order."""
+    """A route's candidates as the hits the fusion reads, ranked from 1 in their order, each score
+    also over the route's first (0 when that is not positive)."""
+    kept = dedupe(candidates)
+    top = kept[0].score if kept else 0.0
     return [
-        {"id": candidate.chunk_id, "score": candidate.score, "route": str(route), "rank": rank}
-        for rank, candidate in enumerate(dedupe(candidates), start=1)
+        {
+            "id": candidate.chunk_id,
+            "score": candidate.score,
+            "norm": candidate.score / top if top > 0 else 0.0,
+            "route": str(route),
+            "rank": rank,
+        }
+        for rank, candidate in enumerate(kept, start=1)
     ]
 
 
 def hits_of(column: str, route: str) -> str:
-    """A Cypher expression ranking the ``[{id, score}]`` list ``column`` from 1 as hits of ``route``
-    (both checked names: :func:`~graphrag_orm.retrieval.routes.check_search`)."""
+    """A Cypher expression ranking the ``[{id, score}]`` list ``column`` (best first) from 1 as hits
+    of ``route``, as :func:`ranked_hits` does (both checked names:
+    :func:`~graphrag_orm.retrieval.routes.check_search`)."""
+    norm = f"CASE WHEN {column}[0].score > 0 THEN {column}[i].score / {column}[0].score ELSE 0.0 END"
     return (
         f"[i IN range(0, size({column}) - 1) | "
-        f"{{id: {column}[i].id, score: {column}[i].score, route: '{route}', rank: i + 1}}]"
+        f"{{id: {column}[i].id, score: {column}[i].score, norm: {norm}, route: '{route}', rank: i + 1}}]"
     )
 
 
-#: Fuses ``hits`` (``{id, score, route, rank}`` maps) into ``total`` (chunks fused) and
-#: ``top`` (at most ``$maxItems`` of ``{id, score, ranks}``, best first, ties by id),
-#: always keeping the chunks in ``$reserved`` (ids that every ``top`` must hold).
-FUSE = (
-    "CALL (hits) { UNWIND hits AS hit "
-    "WITH hit.id AS id, collect(hit {.route, .rank, .score}) AS ranks, sum(1.0 / ($rrf + hit.rank)) AS fused "
-    "ORDER BY fused DESC, id "
-    "WITH collect({id: id, score: fused, ranks: ranks}) AS ranked "
-    "WITH ranked, [x IN ranked WHERE NOT x.id IN $reserved][..($maxItems - size($reserved))] AS others "
-    "WITH ranked, [x IN others | x.id] AS kept "
-    "RETURN size(ranked) AS total, [x IN ranked WHERE x.id IN $reserved OR x.id IN kept] AS top } "
-)
+def fuse_clause(names: StoredNames) -> str:
+    """A subquery fusing ``hits`` (``{id, score, norm, route, rank}`` maps) into ``total`` (chunks
+    fused) and ``top`` (at most ``$maxItems`` of ``{id, score, ranks}``, best first, ties by id),
+    always keeping the chunks in ``$reserved``. Parameters: ``$fusion``, ``$rrf``, ``$sharedVotes``."""
+    ch = names.chunk
+    start, end = ch.stored("start_byte"), ch.stored("end_byte")
+    step = f"[:{names.next_chunk.relationship_type}]"
+    shared = (
+        f"MATCH (h:{ch.label} {{{ch.key}: hit.id}})-{step}-(o:{ch.label}) "
+        f"WHERE $sharedVotes AND h.{end} > h.{start} AND o.{start} < h.{end} AND o.{end} > h.{start} "
+        f"RETURN o.{ch.key} AS id, vote * toFloat(CASE WHEN o.{end} < h.{end} THEN o.{end} ELSE h.{end} END "
+        f"- CASE WHEN o.{start} > h.{start} THEN o.{start} ELSE h.{start} END) / (h.{end} - h.{start}) AS share, "
+        "null AS own"
+    )
+    return (
+        "CALL (hits) { UNWIND hits AS hit "
+        f"WITH hit, CASE WHEN $fusion = '{SCORE_FUSION}' THEN hit.norm ELSE 1.0 / ($rrf + hit.rank) END AS vote "
+        "CALL (hit, vote) { RETURN hit.id AS id, vote AS share, hit {.route, .rank, .score, .norm} AS own "
+        f"UNION ALL {shared} }} "
+        "WITH id, hit.route AS route, max(share) AS share, collect(own) AS own "
+        "WITH id, sum(share) AS fused, reduce(acc = [], r IN collect(own) | acc + r) AS ranks WHERE size(ranks) > 0 "
+        "ORDER BY fused DESC, id "
+        "WITH collect({id: id, score: fused, ranks: ranks}) AS ranked "
+        "WITH ranked, [x IN ranked WHERE NOT x.id IN $reserved][..($maxItems - size($reserved))] AS others "
+        "WITH ranked, [x IN others | x.id] AS kept "
+        "RETURN size(ranked) AS total, [x IN ranked WHERE x.id IN $reserved OR x.id IN kept] AS top } "
+    )
 
 
-def route_ranks(ranks: Sequence[Mapping[str, Any]], k: int = RRF_K) -> tuple[RouteRank, ...]:
-    """One fused item's ``ranks`` as values, in route-name order."""
+def route_ranks(ranks: Sequence[Mapping[str, Any]], fusion: str, k: int = RRF_K) -> tuple[RouteRank, ...]:
+    """One fused item's ``ranks`` as values, in route-name order; ``rank_score`` is the route's own
+    vote (before any shared one) under ``fusion``."""
     return tuple(
         RouteRank(
             route=str(rank["route"]),
             rank=int(rank["rank"]),
             native_score=float(rank["score"]),
-            rank_score=1.0 / (k + int(rank["rank"])),
+            rank_score=float(rank.get("norm") or 0.0) if fusion == SCORE_FUSION else 1.0 / (k + int(rank["rank"])),
         )
         for rank in sorted(ranks, key=lambda r: str(r["route"]))
     )

@@ -83,7 +83,7 @@ class GraphRoute:
         lists = [request.earlier.get(name, ())[:top] for name in order]
         anchors = [c.chunk_id for row in zip_longest(*lists) for c in row if c is not None] if lists else []
         found = await self.run(request.question, list(dict.fromkeys(anchors)), options.graph, request.scope)
-        candidates = tuple(found.candidates[: options.candidates_per_route])
+        candidates = tuple(found.candidates[: options.route_candidates])
         reserved = tuple(c.chunk_id for c in candidates[: min(options.graph.reserved_items, options.max_items)])
         return RouteRead(self.name, candidates, tuple(found.context), tuple(found.limits), reserved)
 

@@ -5,7 +5,8 @@ A leaf: it imports no route, stage or service.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from enum import StrEnum
+from typing import Annotated, Any, Final
 
 from pydantic import Field, StringConstraints
 
@@ -13,12 +14,41 @@ from graphrag_orm.evidence import Route, RouteName
 from graphrag_orm.retrieval.scope import Scope
 from graphrag_orm.values import Options
 
-__all__ = ["MAX_STAGES", "CypherExpansion", "GraphOptions", "RetrievalOptions", "Retrievers", "StageName"]
+__all__ = [
+    "ITEM_UTF8_BYTES",
+    "MAX_CANDIDATES_PER_ROUTE",
+    "MAX_EVIDENCE_UTF8_BYTES",
+    "MAX_STAGES",
+    "MIN_SIZED_CANDIDATES",
+    "CypherExpansion",
+    "Fusion",
+    "GraphOptions",
+    "RetrievalOptions",
+    "Retrievers",
+    "StageName",
+]
 
 #: A post-fusion stage's name, as the retriever's stages are registered.
 StageName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")]
 #: Stages one retrieval may name, at most.
 MAX_STAGES = 8
+#: Candidates a route reads, at most (``candidates_per_route``, or as sized from ``max_items``).
+MAX_CANDIDATES_PER_ROUTE: Final = 256
+#: Candidates a route reads when sized from ``max_items``, at least.
+MIN_SIZED_CANDIDATES: Final = 20
+#: The default evidence budget's bytes per item: a default chunk (2,048) and room for its title.
+ITEM_UTF8_BYTES: Final = 2_560
+#: The largest evidence budget: ``ITEM_UTF8_BYTES`` times the most items (128).
+MAX_EVIDENCE_UTF8_BYTES: Final = 327_680
+
+
+class Fusion(StrEnum):
+    """How the routes' candidates become one ranking (:mod:`~graphrag_orm.retrieval.fusion`)."""
+
+    #: Each hit votes ``1 / (60 + rank)``: ranks only.
+    RECIPROCAL_RANK = "reciprocal-rank"
+    #: Each hit votes its score over its route's best score.
+    SCORE = "score"
 
 
 class GraphOptions(Options):
@@ -63,9 +93,15 @@ class RetrievalOptions(Options):
     routes: frozenset[RouteName] = frozenset({Route.VECTOR, Route.FULL_TEXT})
     #: Post-fusion stages to apply, in order, by the names the retriever was given them under.
     stages: tuple[StageName, ...] = Field((), max_length=MAX_STAGES)
-    candidates_per_route: int = Field(20, ge=1, le=256)
+    #: Candidates each route reads; None: sized from ``max_items`` (:attr:`route_candidates`).
+    candidates_per_route: int | None = Field(None, ge=1, le=MAX_CANDIDATES_PER_ROUTE)
+    candidates_per_item: int = Field(3, ge=1, le=32, description="candidates per route for each of max_items")
+    fusion: Fusion = Fusion.SCORE
+    #: A hit also votes for the chunks next to it that hold some of its bytes (the chunker's overlap).
+    shared_votes: bool = True
     max_items: int = Field(8, ge=1, le=128)
-    max_utf8_bytes: int = Field(16_384, ge=64, le=65_536)
+    #: The evidence text's UTF-8 bytes; None: room for ``max_items`` whole default chunks (:attr:`utf8_budget`).
+    max_utf8_bytes: int | None = Field(None, ge=64, le=MAX_EVIDENCE_UTF8_BYTES)
     neighbour_chunks: int = Field(1, ge=0, le=4)
     max_context_utf8_bytes: int = Field(16_384, ge=0, le=262_144)
     max_question_chars: int = Field(4_000, ge=1, le=100_000)
@@ -73,6 +109,28 @@ class RetrievalOptions(Options):
     scope: Scope | None = None
     scope_exact_chunks: int = Field(10_000, ge=1, le=100_000)
     graph: GraphOptions = GraphOptions()
+
+    @property
+    def route_candidates(self) -> int:
+        """Candidates each route reads: ``candidates_per_route`` when set, else ``candidates_per_item``
+        times ``max_items``, at least :data:`MIN_SIZED_CANDIDATES`, at most :data:`MAX_CANDIDATES_PER_ROUTE`
+        (``CandidatesPerRoute`` is reported when that cut it: :attr:`candidates_capped`)."""
+        if self.candidates_per_route is not None:
+            return self.candidates_per_route
+        return min(MAX_CANDIDATES_PER_ROUTE, max(MIN_SIZED_CANDIDATES, self.candidates_per_item * self.max_items))
+
+    @property
+    def candidates_capped(self) -> bool:
+        """Whether the sized candidates were cut to :data:`MAX_CANDIDATES_PER_ROUTE`."""
+        return (
+            self.candidates_per_route is None and self.candidates_per_item * self.max_items > MAX_CANDIDATES_PER_ROUTE
+        )
+
+    @property
+    def utf8_budget(self) -> int:
+        """The evidence budget in UTF-8 bytes: ``max_utf8_bytes`` when set, else ``max_items`` times
+        :data:`ITEM_UTF8_BYTES`, so the default holds ``max_items`` whole default chunks with their titles."""
+        return self.max_utf8_bytes if self.max_utf8_bytes is not None else self.max_items * ITEM_UTF8_BYTES
 
     def with_cypher_expansion(
         self, cypher: str, parameters: dict[str, Any] | None = None, *, trusted: bool = False

@@ -35,6 +35,7 @@ from graphrag_orm.evidence import (
     PageStart,
     Provenance,
     Route,
+    RouteRank,
     ScopeRoute,
     ScopeStrategy,
     ScopeTrace,
@@ -219,7 +220,7 @@ class Retriever:
         options = request.options
         searches = [check_search(p) for p in parts if isinstance(p, RouteSearch)]
         reads = [p for p in parts if isinstance(p, RouteRead)]
-        parameters: dict[str, Any] = {"rrf": RRF_K, "maxItems": self._fused_items(options)}
+        parameters: dict[str, Any] = {"maxItems": self._fused_items(options), **_fusion(options)}
         for search in searches:
             parameters.update(search.parameters)
         if not followers and searches:
@@ -253,7 +254,7 @@ class Retriever:
         result = await self.store.read(
             self.statements.fuse(options.neighbour_chunks),
             {
-                "rrf": RRF_K,
+                **_fusion(options),
                 "maxItems": parameters["maxItems"],
                 "hits": hits + _hits(reads),
                 "reserved": _reserved(reads, options),
@@ -269,10 +270,12 @@ class Retriever:
         question, options, scope = request.question, request.options, request.scope
         limits: list[Limit] = list(scope.limits) if scope else []
         limits += [limit for outcome in found.outcomes for limit in outcome.limits]
-        ranked, neighbours_of = _ranked(found.items, scope)
+        if options.candidates_capped:
+            limits.append(Limit(name=LimitName.CANDIDATES_PER_ROUTE, value=options.route_candidates))
+        ranked, neighbours_of = _ranked(found.items, scope, options.fusion)
         ranked, stage_limits = await self._stages(request, ranked)
         limits += stage_limits
-        budget = apply_budget(ranked, options.max_items, options.max_utf8_bytes)
+        budget = apply_budget(ranked, options.max_items, options.utf8_budget)
         limits += budget.limits
         omitted = budget.omitted + (found.total - len(found.items))
         if found.total > len(found.items) and not any(lim.name == LimitName.MAX_ITEMS for lim in limits):
@@ -351,7 +354,7 @@ def _nothing_in(scope: ResolvedScope, question: str, options: RetrievalOptions, 
 
 
 def _ranked(
-    entries: Sequence[Mapping[str, Any]], scope: ResolvedScope | None
+    entries: Sequence[Mapping[str, Any]], scope: ResolvedScope | None, fusion: str
 ) -> tuple[list[EvidenceItem], dict[str, list[dict[str, Any]]]]:
     """The fused winners as evidence items, in rank order, and each one's neighbours by chunk id."""
     ranked: list[EvidenceItem] = []
@@ -361,7 +364,8 @@ def _ranked(
         # Re-checked against the scope here too: defence in depth for every item.
         if scope is not None and not scope.contains(chunk["documentId"], chunk["startByte"], chunk["endByte"]):
             continue
-        ranked.append(_item(chunk, entry["document"] or {}, float(entry["score"]), entry["ranks"]))
+        ranks = route_ranks(entry["ranks"], fusion)
+        ranked.append(_item(chunk, entry["document"] or {}, float(entry["score"]), ranks))
         neighbours_of[chunk["id"]] = entry["neighbours"]
     return ranked, neighbours_of
 
@@ -375,7 +379,7 @@ def _pages(page_starts: Sequence[int] | None, start: int, end: int) -> tuple[Pag
 
 
 def _item(
-    chunk: Mapping[str, Any], document: Mapping[str, Any], score: float, ranks: Sequence[Mapping[str, Any]]
+    chunk: Mapping[str, Any], document: Mapping[str, Any], score: float, ranks: tuple[RouteRank, ...]
 ) -> EvidenceItem:
     start, end = int(chunk["startByte"]), int(chunk["endByte"])
     return EvidenceItem(
@@ -387,11 +391,16 @@ def _item(
         start_byte=start,
         end_byte=end,
         score=score,
-        routes=route_ranks(ranks),
+        routes=ranks,
         pages=_pages(document.get("pageStarts"), start, end),
         grounding=Grounding.stored(chunk.get("grounding")),
         text_origin=document.get("textOrigin"),
     )
+
+
+def _fusion(options: RetrievalOptions) -> dict[str, Any]:
+    """The fusion's parameters: the method, reciprocal rank's k and whether overlapping chunks share votes."""
+    return {"fusion": options.fusion.value, "rrf": RRF_K, "sharedVotes": options.shared_votes}
 
 
 def _named(parts: Sequence[Any], kind: str) -> dict[str, Any]:

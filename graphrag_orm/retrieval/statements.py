@@ -8,7 +8,7 @@ the store's hooks see.
 
 The retrieval's own statement (:meth:`RetrievalStatements.evidence`) is the routes'
 subqueries, each returning ``[{id, score}]`` best first with ties by chunk id, then
-rank fusion (:data:`~graphrag_orm.retrieval.fusion.FUSE`), then the winners' fields,
+fusion (:func:`~graphrag_orm.retrieval.fusion.fuse_clause`), then the winners' fields,
 their documents' and their neighbours': one round trip. With the graph route, whose
 anchors are the other routes' top chunks, the same is split in two around it:
 :meth:`~RetrievalStatements.search`, then :meth:`~RetrievalStatements.fuse`.
@@ -24,7 +24,7 @@ from typing import Protocol
 from graphrag_orm.evidence import GROUNDING_PROPERTY
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
-from graphrag_orm.retrieval.fusion import FUSE, hits_of
+from graphrag_orm.retrieval.fusion import fuse_clause, hits_of
 from graphrag_orm.store.names import StoredNames
 
 
@@ -226,13 +226,18 @@ class RetrievalStatements:
             f"ranks: hit.ranks, neighbours: {value}}}) AS items }} "
         )
 
+    @functools.cached_property
+    def _fuse(self) -> str:
+        return fuse_clause(self.names)
+
     def evidence(self, searches: Sequence[SearchPart], hops: int) -> str:
         """``retrieval.evidence``: the routes' searches, fusion and the winners' projection in one statement.
 
         Returns one row: ``kept`` (how many hits each search kept, by column; the items
         carry every route's rank), ``total`` (chunks fused) and ``items`` (the top
         ``$maxItems``, best first). Parameters: the searches', ``$hits`` (the ranked hits of
-        routes that read for themselves), ``$rrf``, ``$maxItems`` and ``$reserved``.
+        routes that read for themselves), ``$fusion``, ``$rrf``, ``$sharedVotes``, ``$maxItems`` and
+        ``$reserved``.
         """
         key = ("evidence", tuple((s.route, s.column, s.subquery) for s in searches), hops)
 
@@ -241,7 +246,7 @@ class RetrievalStatements:
             hits = " + ".join([*(hits_of(s.column, s.route) for s in searches), "$hits"])
             return (
                 f"{self._routes(searches)}WITH {{{kept}}} AS kept, {hits} AS hits "
-                f"{FUSE}{self._projection(hops)}RETURN kept, total, items"
+                f"{self._fuse}{self._projection(hops)}RETURN kept, total, items"
             )
 
         return self._rendered_once(key, render)
@@ -256,7 +261,7 @@ class RetrievalStatements:
     def fuse(self, hops: int) -> str:
         """``retrieval.fuse``: fusion of ``$hits`` and the winners' projection; one row of ``total`` and ``items``."""
         return self._rendered_once(
-            ("fuse", hops), lambda: f"WITH $hits AS hits {FUSE}{self._projection(hops)}RETURN total, items"
+            ("fuse", hops), lambda: f"WITH $hits AS hits {self._fuse}{self._projection(hops)}RETURN total, items"
         )
 
     @functools.cached_property

@@ -1,13 +1,13 @@
 """The vector route: the question's vector against the chunk vector index, or exactly inside a scope.
 
-Unscoped, the index's ``candidates_per_route`` nearest chunks. Inside a scope of at
+Unscoped, the index's ``route_candidates`` nearest chunks. Inside a scope of at
 most ``scope_exact_chunks`` chunks, every chunk of the scope is scored with the
 embedding set's similarity function on the server (exact); in a larger one, the index
 is asked for about twice the limit inside the scope and filtered (over-fetch), and
 ``VectorScopeOverFetch`` is reported when that came back short. When the index declares
 the chunk's document id (:attr:`ResolvedScope.in_index`) and a scope of whole documents
 is too large to score exactly, the index filters by document before its top
-``candidates_per_route`` (in-index: Neo4j 2026's ``SEARCH ... WHERE``) instead of
+``route_candidates`` (in-index: Neo4j 2026's ``SEARCH ... WHERE``) instead of
 over-fetching. A scope small enough stays exact even then: the index's search is
 approximate (a probe at 20,000 chunks gave exact's top 20 for 33 of 40 questions, see
 docs/retrieve.md), and exact is the right answer there. The trace names
@@ -46,7 +46,7 @@ class VectorRoute:
         question, options, scope = request.question, request.options, request.scope
         vectors = await self.embedder.embed([question])
         (vector,) = validate_vectors(vectors, 1, self.embedding_set)
-        k = options.candidates_per_route
+        k = options.route_candidates
         st = self.statements
         if scope is None:
             return RouteSearch(Route.VECTOR, "vector", st.vector, {"vector": vector, "vectorFetch": k}, k=k)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,7 @@ from graphrag_orm.retrieval import (
     ScopeError,
     SectionsScope,
 )
+from graphrag_orm.retrieval.options import Fusion
 from graphrag_orm.sources import Source, SourceMetadata, Sources
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import ConnectionSettings, open_store
@@ -81,8 +83,12 @@ def retriever(store: Store) -> Retriever:
     return Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(DIMS))
 
 
+#: Reciprocal rank fusion alone, over a fixed 20 candidates a route: the fusion these tests redo by hand.
+RANK_FUSION: dict[str, Any] = {"fusion": Fusion.RECIPROCAL_RANK, "shared_votes": False, "candidates_per_route": 20}
+
+
 async def test_hybrid_retrieval_fuses_both_routes_by_rank(corpus: list[Source], retriever: Retriever) -> None:
-    evidence = await retriever.retrieve("Which caliper is recalled?")
+    evidence = await retriever.retrieve("Which caliper is recalled?", RetrievalOptions(**RANK_FUSION))
     top = evidence.items[0]
     assert "recalled" in top.text
     routes = {rank.route for rank in top.routes}
@@ -295,12 +301,16 @@ async def test_an_empty_scope_finds_nothing_without_searching(corpus: list[Sourc
     ["Which caliper is recalled?", "Émile espresso Zürich", "tyre pressure weight", "the", "caliper AND NOT café"],
 )
 @pytest.mark.parametrize(
-    "options", [RetrievalOptions(), RetrievalOptions(max_items=2, max_utf8_bytes=100, neighbour_chunks=0)]
+    "options",
+    [
+        RetrievalOptions(**RANK_FUSION),
+        RetrievalOptions(max_items=2, max_utf8_bytes=100, neighbour_chunks=0, **RANK_FUSION),
+    ],
 )
 async def test_hybrid_retrieval_is_the_rank_fusion_of_each_route_alone(
     corpus: list[Source], retriever: Retriever, question: str, options: RetrievalOptions
 ) -> None:
-    everything = {"max_items": 128, "max_utf8_bytes": 65_536, "neighbour_chunks": 0}
+    everything = {"max_items": 128, "max_utf8_bytes": 65_536, "neighbour_chunks": 0, **RANK_FUSION}
     ranks: dict[str, dict[Route, int]] = {}
     for route in (Route.VECTOR, Route.FULL_TEXT):
         alone = await retriever.retrieve(question, RetrievalOptions(routes=frozenset({route}), **everything))

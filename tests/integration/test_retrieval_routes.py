@@ -46,7 +46,7 @@ class TitleRoute:
 
     async def plan(self, request: RouteRequest) -> RouteSearch:
         query = to_query(request.question)
-        k = request.options.candidates_per_route
+        k = request.options.route_candidates
         if not query:
             return RouteSearch(self.name, "title", None, k=k)
         subquery = (

@@ -1,0 +1,266 @@
+"""Retrieval relevance on the dev set (examples/devset): graphrag-orm against neo4j-graphrag, per kind.
+
+    make eval-retrieval          # or: .venv/bin/python benchmarks/relevance/run.py
+
+Ingests Pride and Prejudice with the toolkit's defaults (2 KiB chunks, one paragraph of
+overlap) and the local MiniLM model (the ``local`` extra) on its own local Neo4j (port
+7706, home ``home-retr``; ``--port``, ``--home``, or NEO4J_URI, which is **wiped**), then
+asks the 45 questions of ``examples/devset/cases.jsonl``:
+
+- graphrag-orm, through the evaluation harness (``Evaluator``, k = 10), in several
+  configurations: its defaults, the defaults before fusion and the budget changed
+  (reciprocal rank over 20 candidates a route, no shared votes, a 16 KiB budget), and
+  each change on its own;
+- neo4j-graphrag 1.22.0's ``VectorRetriever`` and ``HybridRetriever`` (its default
+  ranker) on the same indexes, with the same query vectors and Lucene text, top 10
+  (``neo4j_graphrag_side.py`` in ``benchmarks/.venv-neo4j-graphrag``), scored by the
+  same metrics (:func:`graphrag_orm.evaluation.metrics.score_case`) on the chunks' text.
+
+Per kind of question (the id's prefix): coverage (required phrases found in the first
+10 items), recall@10 (a required phrase in the first 10) and MRR; unanswerable
+questions have no phrases, so they count only in "cases". Also: cases where the byte
+budget, not the ranking, dropped a required phrase. ``--markdown FILE`` writes the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import NEO4J_GRAPHRAG_PYTHON, SCRATCH, BenchServer, reset_database, server_version
+
+from graphrag_orm.chunking import Chunker, ChunkerOptions
+from graphrag_orm.embeddings import LocalEmbedder
+from graphrag_orm.evaluation import Evaluator, load_cases
+from graphrag_orm.evaluation.cases import EvalCase
+from graphrag_orm.evaluation.metrics import score_case
+from graphrag_orm.evaluation.stored import StoredChunks
+from graphrag_orm.evaluation.values import CaseResult
+from graphrag_orm.evidence import Evidence, EvidenceItem
+from graphrag_orm.ingestion import IngestionOptions, IngestionService
+from graphrag_orm.layout import Layout
+from graphrag_orm.models import for_layout
+from graphrag_orm.retrieval import RetrievalOptions, Retriever, Retrievers, to_query
+from graphrag_orm.retrieval.options import Fusion
+from graphrag_orm.schema import CreateStep, Schema
+from graphrag_orm.sources import Sources
+from graphrag_orm.store import Store
+from graphrag_orm.store.connection import ConnectionSettings, open_driver
+
+REPO = Path(__file__).resolve().parents[2]
+DEVSET = REPO / "examples" / "devset"
+CORPUS_URI = "https://example.org/graphrag-orm/devset/pride-and-prejudice.txt"
+SIDE = Path(__file__).with_name("neo4j_graphrag_side.py")
+K = 10
+KINDS = ("multihop", "paraphrase", "aggregate", "unanswerable")
+BEFORE = {"fusion": Fusion.RECIPROCAL_RANK, "candidates_per_route": 20, "shared_votes": False, "max_utf8_bytes": 16_384}
+
+
+def configurations() -> list[tuple[str, RetrievalOptions]]:
+    """graphrag-orm's contenders: the defaults, the defaults before, each change alone, and others measured."""
+    default = RetrievalOptions()
+    before = default.model_copy(update=BEFORE)
+    return [
+        ("graphrag-orm defaults", default),
+        ("graphrag-orm before (RRF, 20 a route, 16 KiB)", before),
+        ("  before + budget for k", before.model_copy(update={"max_utf8_bytes": None})),
+        (
+            "  before + budget + sized candidates",
+            before.model_copy(update={"max_utf8_bytes": None, "candidates_per_route": None}),
+        ),
+        (
+            "  RRF, sized, shared votes",
+            default.model_copy(update={"fusion": Fusion.RECIPROCAL_RANK, "shared_votes": True}),
+        ),
+        (
+            "  score fusion, sized, no shared votes",
+            default.model_copy(update={"fusion": Fusion.SCORE, "shared_votes": False}),
+        ),
+        (
+            "  score fusion, sized, shared votes",
+            default.model_copy(update={"fusion": Fusion.SCORE, "shared_votes": True}),
+        ),
+        (
+            "  score fusion, 10 a item, shared",
+            default.model_copy(update={"fusion": Fusion.SCORE, "candidates_per_item": 10}),
+        ),
+        (
+            "  score fusion, 3 a item, shared",
+            default.model_copy(update={"fusion": Fusion.SCORE, "candidates_per_item": 3}),
+        ),
+        (
+            "  RRF, 10 a item, shared",
+            default.model_copy(update={"fusion": Fusion.RECIPROCAL_RANK, "candidates_per_item": 10}),
+        ),
+        ("graphrag-orm vector only", default.model_copy(update={"routes": Retrievers.vector().routes})),
+    ]
+
+
+def kind_of(case_id: str) -> str:
+    return case_id.split("-", 1)[0]
+
+
+def summarise(results: Sequence[CaseResult]) -> dict[str, dict[str, float | int]]:
+    """Per kind and overall: cases, coverage, recall@10, MRR (means over cases with phrases), budget drops."""
+    groups: dict[str, list[CaseResult]] = defaultdict(list)
+    for result in results:
+        groups[kind_of(result.id)].append(result)
+        groups["all"].append(result)
+    table: dict[str, dict[str, float | int]] = {}
+    for kind, group in groups.items():
+        scored = [r for r in group if r.coverage is not None]
+        n = max(len(scored), 1)
+        table[kind] = {
+            "cases": len(group),
+            "coverage": sum(r.coverage or 0.0 for r in scored) / n,
+            "recall": sum(r.recall_at_k or 0.0 for r in scored) / n,
+            "mrr": sum(r.reciprocal_rank or 0.0 for r in scored) / n,
+            "budget": sum(1 for r in group if r.budget_dropped),
+        }
+    return table
+
+
+async def ingest(store: Store, embedder: LocalEmbedder) -> int:
+    # The toolkit's chain declares the offline set's vector index on the same property: swap it for MiniLM's.
+    await reset_database(store)
+    for row in await store.read("SHOW VECTOR INDEXES YIELD name RETURN name", name="bench.vector-indexes"):
+        await store.execute(f"DROP INDEX `{row['name']}` IF EXISTS", name="bench.drop")
+    definition = Schema.vector_index(Layout.DEFAULT, embedder.embedding_set())
+    await store.execute(CreateStep(definition=definition).cypher(), name="bench.create")
+    service = IngestionService(
+        store,
+        for_layout(Layout.DEFAULT),
+        embedder.embedding_set(),
+        embedder,
+        chunker=Chunker(ChunkerOptions()),
+        options=IngestionOptions(),
+    )
+    began = time.perf_counter()
+    receipt = await service.ingest([Sources.file(DEVSET / "pride-and-prejudice.txt", uri=CORPUS_URI)])
+    await store.execute("CALL db.awaitIndexes(300)", name="bench.await-indexes")
+    print(f"ingested {receipt.chunks_written} chunks in {time.perf_counter() - began:.0f} s ({receipt.failed} failed)")
+    return receipt.chunks_written
+
+
+def neo4j_graphrag(questions: Path, settings: ConnectionSettings, retriever: Retriever) -> dict[str, list[list[str]]]:
+    if not NEO4J_GRAPHRAG_PYTHON.is_file():
+        raise SystemExit("neo4j-graphrag's venv is missing: run `bash benchmarks/setup-neo4j-graphrag.sh` first")
+    env = dict(os.environ, NEO4J_URI=settings.uri, NEO4J_USER=settings.user, NEO4J_PASSWORD=settings.password)
+    asked = {
+        "questions": json.loads(questions.read_text(encoding="utf-8")),
+        "vectorIndex": retriever.vector_index,
+        "fulltextIndex": retriever.fulltext_index,
+        "topK": K,
+    }
+    result = subprocess.run(
+        [str(NEO4J_GRAPHRAG_PYTHON), str(SIDE)], input=json.dumps(asked), env=env, capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"neo4j-graphrag side failed ({result.returncode}):\n{result.stderr[-4000:]}")
+    found: dict[str, list[list[str]]] = json.loads(result.stdout.strip().splitlines()[-1])
+    return found
+
+
+async def score_theirs(
+    cases: Sequence[EvalCase], ranked: Sequence[Sequence[str]], stored: StoredChunks
+) -> list[CaseResult]:
+    """Each case's metrics from another retriever's chunk ids, on the stored chunks' text."""
+    results = []
+    for case, ids in zip(cases, ranked, strict=True):
+        chunks = await stored.chunks(ids)
+        items = tuple(
+            EvidenceItem(
+                chunk_id=chunk_id,
+                document_id=CORPUS_URI,
+                source_uri=CORPUS_URI,
+                text=chunks[chunk_id].text,
+                start_byte=chunks[chunk_id].start_byte,
+                end_byte=chunks[chunk_id].end_byte,
+                score=0.0,
+            )
+            for chunk_id in ids
+        )
+        evidence = Evidence(question=case.question, items=items)
+        results.append(score_case(case, evidence, None, (), k=K, seconds=0.0))
+    return results
+
+
+def render(rows: Sequence[tuple[str, dict[str, dict[str, float | int]]]]) -> str:
+    """One markdown table: a row per contender, coverage / recall@10 / MRR per kind."""
+    kinds = [k for k in KINDS if k != "unanswerable"] + ["all"]
+    head = "| contender | " + " | ".join(f"{k}: cov / R@10 / MRR" for k in kinds) + " | budget drops |"
+    lines = [head, "|---|" + "---:|" * (len(kinds) + 1)]
+    for name, table in rows:
+        cells = [
+            f"{table[k]['coverage']:.2f} / {table[k]['recall']:.2f} / {table[k]['mrr']:.2f}" if k in table else "-"
+            for k in kinds
+        ]
+        lines.append(f"| {name.strip()} | " + " | ".join(cells) + f" | {table['all']['budget']} |")
+    return "\n".join(lines)
+
+
+async def main(args: argparse.Namespace) -> str:
+    cases = load_cases(DEVSET / "cases.jsonl")
+    counts = {kind: sum(1 for c in cases if kind_of(c.id or "") == kind) for kind in KINDS}
+    print(f"{len(cases)} cases: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    embedder = LocalEmbedder()
+    with BenchServer(port=args.port, home=args.home) as server:
+        settings = server.settings
+        driver = await open_driver(settings)
+        store = Store(driver, database=settings.database)
+        try:
+            print(f"server: Neo4j {await server_version(store)} at {settings.uri}; embedder {embedder.model_name}")
+            await ingest(store, embedder)
+            model = for_layout(Layout.DEFAULT)
+            retriever = Retriever(store, model, embedder.embedding_set(), embedder)
+            stored = StoredChunks(store, model)
+            rows: list[tuple[str, dict[str, dict[str, float | int]]]] = []
+            for name, options in configurations():
+                began = time.perf_counter()
+                report = await Evaluator(retriever=retriever, stored=stored, retrieval=options, k=K).run(cases)
+                failed = sorted({case.error_code for case in report.cases if case.error_code})
+                if failed:
+                    raise SystemExit(f"{name}: cases failed with {', '.join(failed)}")
+                rows.append((name, summarise(report.cases)))
+                print(f"{name}: {time.perf_counter() - began:.1f} s")
+            vectors = await embedder.embed([case.question for case in cases])
+            questions = [
+                {"lucene": to_query(c.question), "vector": list(v)} for c, v in zip(cases, vectors, strict=True)
+            ]
+            SCRATCH.mkdir(exist_ok=True)
+            questions_file = SCRATCH / "relevance-questions.json"
+            questions_file.write_text(json.dumps(questions), encoding="utf-8")
+            theirs = neo4j_graphrag(questions_file, settings, retriever)
+            for key, label in (("vector", "VectorRetriever"), ("hybrid", "HybridRetriever")):
+                results = await score_theirs(cases, theirs[key], stored)
+                rows.append((f"neo4j-graphrag 1.22 {label}", summarise(results)))
+        finally:
+            await driver.close()
+    table = render(rows)
+    print("\n" + table)
+    return table
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--port", type=int, default=7706)
+    parser.add_argument("--home", default="home-retr")
+    parser.add_argument("--markdown", help="also write the table to this file")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    arguments = parse_args()
+    written = asyncio.run(main(arguments))
+    if arguments.markdown:
+        Path(arguments.markdown).write_text(written + "\n", encoding="utf-8")

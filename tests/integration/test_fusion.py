@@ -1,0 +1,84 @@
+"""Fusion on the server: score-normalised against reciprocal rank, and overlapping chunks sharing votes.
+
+Two routes that read for themselves hand the fusion exactly the ranks and scores a test
+needs; the chunks are real (ingested with the default overlap of one paragraph), so the
+shared votes follow the stored byte spans and ``NEXT`` links.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from graphrag_orm.chunking import Chunker, ChunkerOptions
+from graphrag_orm.embeddings import HashingEmbedder
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.ingestion import IngestionService
+from graphrag_orm.layout import Layout
+from graphrag_orm.models import for_layout
+from graphrag_orm.retrieval import RetrievalOptions, Retriever
+from graphrag_orm.retrieval.fusion import Candidate
+from graphrag_orm.retrieval.options import Fusion
+from graphrag_orm.retrieval.routes import RouteRead, RouteRequest
+from graphrag_orm.sources import Sources
+from graphrag_orm.store import Store
+
+MODEL = for_layout(Layout.DEFAULT)
+TEXT = "\n\n".join(f"Paragraph {n} tells of the {word} by the river." for n, word in enumerate("abcdefghijkl", 1))
+
+
+@dataclass
+class Fixed:
+    """A route that found ``hits`` (chunk id, score), best first."""
+
+    name: str
+    hits: tuple[tuple[str, float], ...]
+    follows: bool = False
+    indexes: tuple[str, ...] = ()
+
+    async def plan(self, request: RouteRequest) -> RouteRead:
+        return RouteRead(self.name, tuple(Candidate(chunk, score) for chunk, score in self.hits))
+
+
+async def chunks(store: Store) -> list[tuple[str, int, int]]:
+    small = Chunker(ChunkerOptions(max_utf8_bytes=120, overlap_paragraphs=1))
+    ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(256), chunker=small)
+    assert (await ingestion.ingest([Sources.text("River", TEXT)])).failed == 0
+    rows = await store.read("MATCH (c:Chunk) RETURN c.id AS id, c.startByte AS s, c.endByte AS e ORDER BY s")
+    return [(row["id"], row["s"], row["e"]) for row in rows]
+
+
+async def fused(store: Store, routes: list[Fixed], **options: object) -> list[str]:
+    retriever = Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(256), routes=routes)
+    chosen = RetrievalOptions(
+        routes=frozenset(route.name for route in routes), max_items=8, neighbour_chunks=0, **options
+    )
+    evidence = await retriever.retrieve("the river", chosen)
+    return [item.chunk_id for item in evidence.items]
+
+
+@pytest.mark.parametrize("fusion", list(Fusion))
+async def test_two_routes_ranking_overlapping_chunks_put_both_above_lone_first_hits(
+    graph: None, store: Store, fusion: Fusion
+) -> None:
+    spans = await chunks(store)
+    assert len(spans) >= 6 and spans[2][2] > spans[3][1], "chunks 2 and 3 share a paragraph"
+    lone_a, lone_b, left, right = spans[0][0], spans[5][0], spans[2][0], spans[3][0]
+    routes = [Fixed("A", ((lone_a, 1.0), (left, 0.99))), Fixed("B", ((lone_b, 1.0), (right, 0.99)))]
+    shared = await fused(store, routes, fusion=fusion, shared_votes=True)
+    assert set(shared[:2]) == {left, right}
+    alone = await fused(store, routes, fusion=fusion, shared_votes=False)
+    assert set(alone[:2]) == {lone_a, lone_b}
+
+
+async def test_score_fusion_keeps_a_close_second_that_rank_fusion_ties_with_a_distant_one(
+    graph: None, store: Store
+) -> None:
+    spans = await chunks(store)
+    a, close, b, distant = spans[0][0], spans[4][0], spans[8][0], spans[12 if len(spans) > 12 else -1][0]
+    routes = [Fixed("A", ((a, 100.0), (distant, 1.0))), Fixed("B", ((b, 100.0), (close, 99.0)))]
+    by_score = await fused(store, routes, fusion=Fusion.SCORE, shared_votes=False)
+    assert by_score == [*sorted([a, b]), close, distant]
+    by_rank = await fused(store, routes, fusion=Fusion.RECIPROCAL_RANK, shared_votes=False)
+    assert by_rank == sorted([a, b]) + sorted([close, distant])
