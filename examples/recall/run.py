@@ -70,6 +70,8 @@ console = Console(highlight=False)
 BASE_URI = "https://example.org/graphrag-orm/recall/"
 DEMO_HOME = "home-recall"
 DEMO_PORT = 7686
+#: The demo's own server (home, URI) when it started or reused one: it is left running, and said so at the end.
+SERVER_LEFT_RUNNING: list[tuple[str, str]] = []
 #: The same budget for both routes: 24 evidence items.
 BUDGET = 24
 T = TypeVar("T")
@@ -179,6 +181,7 @@ async def run_demo(*, start_server: bool = True) -> DemoResult:
         console.print(f"[dim]starting the demo's own Neo4j on {settings.uri} (home {home}) ...[/]")
         status = await timed("start Neo4j", lambda: asyncio.to_thread(start, settings))
         console.print(f"[dim]{status.message}[/]")
+        SERVER_LEFT_RUNNING.append((home, settings.uri))
         os.environ["NEO4J_URI"] = settings.uri
         os.environ.setdefault("NEO4J_PASSWORD", settings.password)
 
@@ -293,6 +296,12 @@ async def main() -> int:
     console.print()
     show_timings(result)
     console.print("\n[bold green]demo complete[/]" if result.ok else "\n[bold red]demo did not go as expected[/]")
+    for home, uri in SERVER_LEFT_RUNNING:
+        console.print(
+            f"The demo's Neo4j is still running on {uri} (home {home}, a 1 GiB heap), so a second run is quick; "
+            f"stop it with: graphrag-orm neo4j stop --home {home}",
+            markup=False,
+        )
     return 0 if result.ok else 1
 
 

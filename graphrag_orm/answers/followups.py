@@ -35,7 +35,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from graphrag_orm.answers.turns import Turn
-from graphrag_orm.chat.base import ChatClient, ChatMessage, ChatReply, ChatRequest
+from graphrag_orm.chat.base import ChatClient, ChatReply, ChatRequest, json_request
 from graphrag_orm.chat.evidence_block import REWRITE_SCHEMA_NAME, render_block, render_question
 from graphrag_orm.codes import LimitName
 from graphrag_orm.tracing import SpanName, span
@@ -118,13 +118,12 @@ def rewrite_request(question: str, history: Sequence[Turn], max_question_chars: 
         for turn in history[-MAX_TURNS:]
     ]
     user = f"{render_block(CONVERSATION_LABEL, turns)}\n\n{render_question(question)}"
-    return ChatRequest(
-        messages=(ChatMessage(role="system", content=REWRITE_INSTRUCTIONS), ChatMessage(role="user", content=user)),
-        response_schema=REWRITE_SCHEMA,
-        schema_name=REWRITE_SCHEMA_NAME,
-        strict=True,
+    return json_request(
+        REWRITE_INSTRUCTIONS,
+        user,
+        schema=REWRITE_SCHEMA,
+        name=REWRITE_SCHEMA_NAME,
         max_output_tokens=REWRITE_OUTPUT_TOKENS,
-        temperature=0.0,
     )
 
 

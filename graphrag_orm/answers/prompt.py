@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from graphrag_orm.chat.base import ChatMessage, ChatRequest
+from graphrag_orm.chat.base import ChatRequest, json_request
 from graphrag_orm.chat.endpoint import nullable
 from graphrag_orm.chat.evidence_block import ANSWER_SCHEMA_NAME, render_evidence, render_question
 from graphrag_orm.chat.reply_json import is_utf8, read_object
@@ -101,13 +101,8 @@ def answer_request(evidence: Evidence, max_output_tokens: int) -> ChatRequest:
         f"{render_evidence(evidence.items, evidence.context)}\n\n"
         f"{render_question(evidence.question)}"
     )
-    return ChatRequest(
-        messages=(ChatMessage(role="system", content=ANSWER_INSTRUCTIONS), ChatMessage(role="user", content=user)),
-        response_schema=ANSWER_SCHEMA,
-        schema_name=ANSWER_SCHEMA_NAME,
-        strict=True,
-        max_output_tokens=max_output_tokens,
-        temperature=0.0,
+    return json_request(
+        ANSWER_INSTRUCTIONS, user, schema=ANSWER_SCHEMA, name=ANSWER_SCHEMA_NAME, max_output_tokens=max_output_tokens
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from pydantic import Field
@@ -81,6 +81,32 @@ class ChatRequest(Value):
             ensure_ascii=True,
         )
         return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def json_request(
+    instructions: str,
+    user: str,
+    *,
+    schema: dict[str, Any],
+    name: str,
+    max_output_tokens: int | None,
+    strict: bool = True,
+    then: Sequence[ChatMessage] = (),
+) -> ChatRequest:
+    """The one shape of a structured request: system instructions, one user message (then
+    ``then``, e.g. a repair ask), a JSON schema named ``name``, temperature 0.
+
+    Answers, follow-up rewrites, Text2Cypher and extraction ask through it, so a change to
+    how the toolkit asks for JSON is made once.
+    """
+    return ChatRequest(
+        messages=(ChatMessage(role="system", content=instructions), ChatMessage(role="user", content=user), *then),
+        response_schema=schema,
+        schema_name=name,
+        strict=strict,
+        max_output_tokens=max_output_tokens,
+        temperature=0.0,
+    )
 
 
 class ChatUsage(Value):

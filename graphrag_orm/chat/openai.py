@@ -7,15 +7,14 @@ The SDK is imported when a client is built, not when this module is (see
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest, ChatUsage
 from graphrag_orm.chat.endpoint import ChatEndpoint
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.embeddings.openai import build_client
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.model_failures import failure_of
+from graphrag_orm.openai_client import OwnedClient
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -36,7 +35,7 @@ def usage_of(usage: CompletionUsage | None) -> ChatUsage | None:
     )
 
 
-class OpenAIChat:
+class OpenAIChat(OwnedClient):
     """Chat completions on an OpenAI-compatible endpoint: whole replies and streams.
 
     ``endpoint`` (:class:`~graphrag_orm.chat.endpoint.ChatEndpoint`) says how the
@@ -82,14 +81,8 @@ class OpenAIChat:
         self.model = model
         self.reasoning_effort = reasoning_effort
         self.endpoint = endpoint
-        self._owns_client = client is None
         self._answered = False
-        if client is None:
-            self._client = build_client(
-                base_url=base_url, api_key=api_key, timeout=endpoint.timeout_seconds, owner="OpenAIChat"
-            )
-        else:
-            self._client = client.with_options(max_retries=0)
+        self._hold(client, base_url=base_url, api_key=api_key, timeout=endpoint.timeout_seconds, owner="OpenAIChat")
 
     def __repr__(self) -> str:
         return f"OpenAIChat(model={self.model!r})"
@@ -187,19 +180,3 @@ class OpenAIChat:
         )
         if failure is not None:
             raise failure from error
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this chat client built it; a client you passed stays open."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> OpenAIChat:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -6,9 +6,7 @@ graphrag_orm`` stays cheap for every offline use and every CLI call.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -18,6 +16,7 @@ from graphrag_orm.embeddings.sets import MAX_DIMENSIONS
 from graphrag_orm.embeddings.validation import EmbeddingRejected
 from graphrag_orm.errors import ConfigurationError, ModelCallFailed
 from graphrag_orm.model_failures import failure_of
+from graphrag_orm.openai_client import NO_KEY, OwnedClient, build_client
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -26,34 +25,6 @@ __all__ = ["MAX_BATCH_SIZE", "NO_KEY", "OpenAIEmbedder", "build_client", "endpoi
 
 MAX_BATCH_SIZE = 2048
 """OpenAI's limit on inputs per embeddings request."""
-
-
-NO_KEY = "no-key"
-"""Sent as the key to an endpoint named without one: local OpenAI-compatible servers ignore it."""
-
-
-def build_client(*, base_url: str | None, api_key: str | None, timeout: float, owner: str) -> AsyncOpenAI:
-    """An ``AsyncOpenAI`` with the SDK's own retries off; ``OPENAI_*`` read only when not given.
-
-    Retries belong to :class:`~graphrag_orm.retry.RetryPolicy`, so the SDK must
-    not retry as well. An endpoint (``base_url`` or ``OPENAI_BASE_URL``) without
-    a key gets the placeholder :data:`NO_KEY`, for local servers that need none;
-    with neither a key nor an endpoint, ``ConfigurationError("invalid-option")``
-    is raised, naming the variables but never a value.
-    """
-    if not timeout > 0:
-        raise ConfigurationError(ErrorCode.INVALID_OPTION, f"{owner}: timeout must be positive")
-    key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-    url = base_url if base_url is not None else (os.environ.get("OPENAI_BASE_URL") or None)
-    if not key:
-        if url is None:
-            raise ConfigurationError(
-                ErrorCode.INVALID_OPTION, f"{owner}: pass api_key or base_url, or set OPENAI_API_KEY or OPENAI_BASE_URL"
-            )
-        key = NO_KEY
-    from openai import AsyncOpenAI
-
-    return AsyncOpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=0)
 
 
 def endpoint_of(client: AsyncOpenAI) -> str:
@@ -116,7 +87,7 @@ def _known_window(model: str) -> int | None:
     return _OPENAI_WINDOW if name.startswith(("text-embedding-3", "text-embedding-ada-002")) else None
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(OwnedClient):
     """Calls ``embeddings.create`` on an OpenAI-compatible endpoint, in batches, in input order.
 
     ``batch_size`` is 1..2,048 texts per request; one :meth:`embed` call sends its
@@ -174,13 +145,9 @@ class OpenAIEmbedder:
         #: The most tokens the model reads of one input: given, else 8,191 for OpenAI's
         #: text-embedding-3 and ada-002 models, else None (unknown).
         self.max_input_tokens: int | None = max_input_tokens or _known_window(model)
-        self._owns_client = client is None
         self._answered = False
         self._timeout = timeout if client is None else None
-        if client is None:
-            self._client = build_client(base_url=base_url, api_key=api_key, timeout=timeout, owner="OpenAIEmbedder")
-        else:
-            self._client = client.with_options(max_retries=0)
+        self._hold(client, base_url=base_url, api_key=api_key, timeout=timeout, owner="OpenAIEmbedder")
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(model={self.model!r}, dimensions={self.dimensions})"
@@ -218,19 +185,3 @@ class OpenAIEmbedder:
             prompt_tokens = usage.prompt_tokens if usage is not None else None
             tokens = tokens + prompt_tokens if tokens is not None and prompt_tokens is not None else None
         return EmbeddingVectors(vectors, input_tokens=tokens)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this embedder built it; a client you passed stays open."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> OpenAIEmbedder:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphrag_orm.chat import ChatClient, ChatMessage, ChatReply, ChatRequest
+from graphrag_orm.chat.base import json_request
 from graphrag_orm.codes import DocumentErrorCode
 from graphrag_orm.errors import Unreadable
 from graphrag_orm.extraction.grounding import DocumentKnowledge, ExtractionChunk, Grounder, Verifier
@@ -88,24 +89,23 @@ class Extractor:
 
     def request(self, chunk_text: str, problem: str | None = None) -> ChatRequest:
         """The request for one chunk (and, with ``problem``, the one repair ask)."""
-        messages = [
-            ChatMessage(role="system", content=self._instructions),
-            ChatMessage(role="user", content=f"Passage:\n{chunk_text}"),
-        ]
+        repair: tuple[ChatMessage, ...] = ()
         if problem is not None:
-            messages.append(
+            repair = (
                 ChatMessage(
                     role="user",
                     content=f"Your previous reply could not be used ({problem}). "
                     "Reply again with only a JSON object for the schema.",
-                )
+                ),
             )
-        return ChatRequest(
-            messages=tuple(messages),
-            response_schema=self._json_schema,
-            schema_name=SCHEMA_NAME,
-            strict=self.options.strict_schema,
+        return json_request(
+            self._instructions,
+            f"Passage:\n{chunk_text}",
+            schema=self._json_schema,
+            name=SCHEMA_NAME,
             max_output_tokens=self.options.max_output_tokens,
+            strict=self.options.strict_schema,
+            then=repair,
         )
 
     async def extract(

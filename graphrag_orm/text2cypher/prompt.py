@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from graphrag_orm.chat.base import ChatMessage, ChatRequest
+from graphrag_orm.chat.base import ChatRequest, json_request
 from graphrag_orm.chat.endpoint import nullable
 from graphrag_orm.chat.evidence_block import render_question
 from graphrag_orm.chat.reply_json import is_utf8, read_object
@@ -89,13 +89,8 @@ def graph_request(question: str, schema: str, max_output_tokens: int) -> ChatReq
         f"<schema>\n{schema.rstrip()}\n</schema>\n\n"
         f"{render_question(question)}"
     )
-    return ChatRequest(
-        messages=(ChatMessage(role="system", content=GRAPH_INSTRUCTIONS), ChatMessage(role="user", content=user)),
-        response_schema=GRAPH_SCHEMA,
-        schema_name=GRAPH_SCHEMA_NAME,
-        strict=True,
-        max_output_tokens=max_output_tokens,
-        temperature=0.0,
+    return json_request(
+        GRAPH_INSTRUCTIONS, user, schema=GRAPH_SCHEMA, name=GRAPH_SCHEMA_NAME, max_output_tokens=max_output_tokens
     )
 
 
