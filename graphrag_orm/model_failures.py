@@ -5,7 +5,7 @@ every surface (CLI, HTTP, tools, MCP, evaluation) reports a model failure as a c
 one line, never as an SDK traceback:
 
 - ``model-unreachable``: no connection could be opened before the endpoint ever answered
-  (see :func:`graphrag_orm.embeddings.openai.unreachable`);
+  (see :func:`unreachable`);
 - ``model-timeout``: no answer within the client's timeout (time queued at the server counts);
 - ``model-unavailable``: the connection broke, or the server said it is busy or down
   (:data:`TRANSIENT_STATUSES`, or a 500 whose body says it is overloaded);
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ModelCallFailed
@@ -32,10 +33,12 @@ if TYPE_CHECKING:
 __all__ = [
     "CLIENT_FAILURES",
     "TRANSIENT_STATUSES",
+    "endpoint_of",
     "failure_of",
     "http_errors",
     "is_transient_failure",
     "is_transient_status",
+    "unreachable",
 ]
 
 TRANSIENT_STATUSES: Final = frozenset({408, 429, 502, 503, 504})
@@ -94,8 +97,6 @@ def failure_of(
     """The coded failure an SDK error stands for, or ``None`` when it is not one of the SDK's."""
     import openai
 
-    from graphrag_orm.embeddings.openai import endpoint_of, unreachable
-
     refused = None if answered else unreachable(error, client, owner)
     if refused is not None:
         return refused
@@ -133,3 +134,54 @@ def failure_of(
             status=status,
         )
     return None
+
+
+def endpoint_of(client: AsyncOpenAI) -> str:
+    """The client's endpoint as messages show it: scheme, host, port and path (no user information, no query)."""
+    parts = urlsplit(str(client.base_url))
+    host = parts.hostname or ""
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
+
+
+def _never_connected(error: BaseException) -> str | None:
+    """The name of the connect failure under an SDK connection error (refused, unknown host), or None.
+
+    A timeout, a dropped connection or a cut stream is not one: the endpoint was reached.
+    """
+    from openai import APIConnectionError, APITimeoutError
+
+    if not isinstance(error, APIConnectionError) or isinstance(error, APITimeoutError):
+        return None
+    cause: BaseException | None = error.__cause__ or error.__context__
+    for _ in range(8):  # the chain is short; a bound keeps a cyclic one from looping
+        if cause is None:
+            return None
+        if type(cause).__name__ == "ConnectError" or isinstance(cause, ConnectionRefusedError):
+            return type(cause).__name__
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def unreachable(error: BaseException, client: AsyncOpenAI, owner: str) -> ModelCallFailed | None:
+    """``ModelCallFailed("model-unreachable")`` when ``error`` says no connection could be opened.
+
+    The clients raise it only while they have never had an answer: a closed port or an
+    unknown host on the first call is a setting to fix, not a blip to retry (it is a
+    :class:`~graphrag_orm.errors.GraphRagError`, so a retry policy passes it on at once).
+    After one answer, the same failure stays the SDK's transient error. The message names
+    the endpoint and ``OPENAI_BASE_URL``, never the key.
+    """
+    failure = _never_connected(error)
+    if failure is None:
+        return None
+    return ModelCallFailed(
+        ErrorCode.MODEL_UNREACHABLE,
+        f"{owner}: the model endpoint {endpoint_of(client)} is not reachable ({failure}); check OPENAI_BASE_URL, "
+        "or set GRAPHRAG_MODEL_MODE=offline to use the offline stand-ins",
+        attempts=1,
+        status=None,
+    )

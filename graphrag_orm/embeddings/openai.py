@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode
 from graphrag_orm.embeddings.base import EmbeddingVectors
 from graphrag_orm.embeddings.sets import MAX_DIMENSIONS
 from graphrag_orm.embeddings.validation import EmbeddingRejected
-from graphrag_orm.errors import ConfigurationError, ModelCallFailed
-from graphrag_orm.model_failures import failure_of
+from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.model_failures import endpoint_of, failure_of, unreachable
 from graphrag_orm.openai_client import NO_KEY, OwnedClient, build_client
 
 if TYPE_CHECKING:
@@ -25,57 +24,6 @@ __all__ = ["MAX_BATCH_SIZE", "NO_KEY", "OpenAIEmbedder", "build_client", "endpoi
 
 MAX_BATCH_SIZE = 2048
 """OpenAI's limit on inputs per embeddings request."""
-
-
-def endpoint_of(client: AsyncOpenAI) -> str:
-    """The client's endpoint as messages show it: scheme, host, port and path (no user information, no query)."""
-    parts = urlsplit(str(client.base_url))
-    host = parts.hostname or ""
-    try:
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
-
-
-def _never_connected(error: BaseException) -> str | None:
-    """The name of the connect failure under an SDK connection error (refused, unknown host), or None.
-
-    A timeout, a dropped connection or a cut stream is not one: the endpoint was reached.
-    """
-    from openai import APIConnectionError, APITimeoutError
-
-    if not isinstance(error, APIConnectionError) or isinstance(error, APITimeoutError):
-        return None
-    cause: BaseException | None = error.__cause__ or error.__context__
-    for _ in range(8):  # the chain is short; a bound keeps a cyclic one from looping
-        if cause is None:
-            return None
-        if type(cause).__name__ == "ConnectError" or isinstance(cause, ConnectionRefusedError):
-            return type(cause).__name__
-        cause = cause.__cause__ or cause.__context__
-    return None
-
-
-def unreachable(error: BaseException, client: AsyncOpenAI, owner: str) -> ModelCallFailed | None:
-    """``ModelCallFailed("model-unreachable")`` when ``error`` says no connection could be opened.
-
-    The clients raise it only while they have never had an answer: a closed port or an
-    unknown host on the first call is a setting to fix, not a blip to retry (it is a
-    :class:`~graphrag_orm.errors.GraphRagError`, so a retry policy passes it on at once).
-    After one answer, the same failure stays the SDK's transient error. The message names
-    the endpoint and ``OPENAI_BASE_URL``, never the key.
-    """
-    failure = _never_connected(error)
-    if failure is None:
-        return None
-    return ModelCallFailed(
-        ErrorCode.MODEL_UNREACHABLE,
-        f"{owner}: the model endpoint {endpoint_of(client)} is not reachable ({failure}); check OPENAI_BASE_URL, "
-        "or set GRAPHRAG_MODEL_MODE=offline to use the offline stand-ins",
-        attempts=1,
-        status=None,
-    )
 
 
 _OPENAI_WINDOW = 8191

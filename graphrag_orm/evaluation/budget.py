@@ -10,17 +10,23 @@ by the budget. One more retrieval, only for such cases; nothing is written.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from graphrag_orm.codes import LimitName
 from graphrag_orm.evaluation.metrics import holds
 from graphrag_orm.evidence import Evidence
 from graphrag_orm.retrieval.options import MAX_EVIDENCE_UTF8_BYTES, RetrievalOptions
 
-if TYPE_CHECKING:
-    from graphrag_orm.evaluation.runner import EvidenceRetriever
+__all__ = ["EvidenceRetriever", "budget_dropped"]
 
-__all__ = ["budget_dropped"]
+
+class EvidenceRetriever(Protocol):
+    """What the evaluator retrieves through (``Retriever``, ``InMemoryRetriever``)."""
+
+    @property
+    def options(self) -> RetrievalOptions: ...
+
+    async def retrieve(self, question: str, options: RetrievalOptions | None = None) -> Evidence: ...
 
 
 async def budget_dropped(

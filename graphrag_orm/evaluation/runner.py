@@ -42,7 +42,7 @@ from pydantic import Field
 from graphrag_orm.answers import Answer
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import ConfigurationError, GraphRagError
-from graphrag_orm.evaluation.budget import budget_dropped
+from graphrag_orm.evaluation.budget import EvidenceRetriever, budget_dropped
 from graphrag_orm.evaluation.cases import EvalCase
 from graphrag_orm.evaluation.metrics import score_case, totals
 from graphrag_orm.evaluation.stored import StoredChunks, StoredText, check_citations
@@ -55,7 +55,6 @@ from graphrag_orm.evaluation.values import (
     EvaluationSettings,
     RunLabels,
 )
-from graphrag_orm.evidence import Evidence
 from graphrag_orm.retrieval.options import RetrievalOptions
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit, Options
@@ -78,15 +77,6 @@ DEFAULT_MAX_CASES: Final = 1_000
 MAX_CASES: Final = 10_000
 DEFAULT_MAX_CONSECUTIVE_FAILURES: Final = 5
 MAX_CONSECUTIVE_FAILURES: Final = 1_000
-
-
-class EvidenceRetriever(Protocol):
-    """What the evaluator retrieves through (``Retriever``, ``InMemoryRetriever``)."""
-
-    @property
-    def options(self) -> RetrievalOptions: ...
-
-    async def retrieve(self, question: str, options: RetrievalOptions | None = None) -> Evidence: ...
 
 
 class Answerer(Protocol):
