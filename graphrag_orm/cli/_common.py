@@ -43,6 +43,7 @@ __all__ = [
     "stored",
     "with_database",
     "with_graphrag",
+    "written_by",
 ]
 
 T = TypeVar("T")
@@ -103,6 +104,11 @@ def stored(value: str | None) -> Text:
     hands stored text to Rich through this one helper.
     """
     return Text(value or "")
+
+
+def written_by(label: str, verb: str = "written") -> Text:
+    """Who wrote an answer or a query, on its own dim line: never cropped to a panel's width, never markup."""
+    return Text(f"{verb} by {label}", style="dim")
 
 
 def error_line(message: str, code: str) -> str:

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from graphrag_orm.answers import Answer, AnswerExport, Disposition
 from graphrag_orm.citations import Citation
-from graphrag_orm.cli._common import console, fail, print_json, resolve_documents, run, stored
+from graphrag_orm.cli._common import console, fail, print_json, resolve_documents, run, stored, written_by
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.evidence import EvidenceItem
@@ -37,7 +37,8 @@ def show_answer(answer: Answer, chat_label: str) -> None:
     Stored text (the answer, the quotes, titles and sources) is printed as text, never as markup.
     """
     if answer.disposition == Disposition.ANSWERED:
-        console.print(Panel(stored(answer.text), title="answer", subtitle=f"[dim]{chat_label}[/]", expand=False))
+        console.print(Panel(stored(answer.text), title="answer", expand=False))
+        console.print(written_by(chat_label, "answered"))
         table = Table(
             "#", "source", "bytes", "quote (stored text)", title="citations (each located in the stored bytes)"
         )
@@ -52,13 +53,9 @@ def show_answer(answer: Answer, chat_label: str) -> None:
         console.print(table)
     else:
         console.print(
-            Panel(
-                stored(f"refused: {answer.reason}"),
-                title="insufficient evidence",
-                subtitle=f"[dim]{chat_label}[/]",
-                expand=False,
-            )
+            Panel(stored(f"refused: {answer.reason}"), title="insufficient evidence", expand=False)
         )
+        console.print(written_by(chat_label, "answered"))
     receipt = answer.receipt
     tokens = "" if receipt.input_tokens is None else f", {receipt.input_tokens} in / {receipt.output_tokens} out tokens"
     console.print(

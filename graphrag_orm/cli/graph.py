@@ -29,6 +29,7 @@ from graphrag_orm.cli._common import (
     print_json,
     run,
     stored,
+    written_by,
 )
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.environment import graphrag_from_env
@@ -50,9 +51,8 @@ def _cell(value: Any) -> Text:
 def show_graph_answer(answer: GraphAnswer, chat_label: str) -> None:
     """The query, its rows as a table, the limits reached and the receipt (a refusal's line is the caller's)."""
     if answer.query is not None:
-        console.print(
-            Panel(stored(answer.query), title="query", subtitle=f"[dim]written by {chat_label}[/]", expand=False)
-        )
+        console.print(Panel(stored(answer.query), title="query", expand=False))
+        console.print(written_by(chat_label))
     if answer.answered:
         table = Table(*answer.columns)
         for row in answer.rows:

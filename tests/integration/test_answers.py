@@ -28,6 +28,7 @@ from graphrag_orm.answers import (
     Retrieved,
 )
 from graphrag_orm.chat import ChatChunk, ChatReply, ChatRequest, ExtractiveChat, OpenAIChat, ScriptedChat
+from graphrag_orm.chat.extractive import NO_MODEL_NOTE
 from graphrag_orm.chat.evidence_block import parse_evidence
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import HashingEmbedder
@@ -180,8 +181,9 @@ async def test_extractive_chat_answers_offline_with_a_checked_citation(corpus: C
     service = AnswersService(corpus.retriever, ExtractiveChat())
     answer = await service.answer(SUPPLIER_QUESTION)
     assert answer.disposition == Disposition.ANSWERED
-    assert answer.text is not None and answer.text.startswith("The BC-310 brake caliper is supplied by Northwind")
-    assert answer.citations[0].quote == answer.text
+    quote = answer.citations[0].quote
+    assert quote.startswith("The BC-310 brake caliper is supplied by Northwind")
+    assert answer.text == f"{quote}\n\n{NO_MODEL_NOTE}", "the quoted sentence, then the line saying no model wrote it"
     assert AnswerExport.check(answer) == []
     refused(await service.answer("What is the airspeed of an unladen swallow?"), "model-declined")
 
