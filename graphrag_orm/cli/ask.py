@@ -52,9 +52,7 @@ def show_answer(answer: Answer, chat_label: str) -> None:
             )
         console.print(table)
     else:
-        console.print(
-            Panel(stored(f"refused: {answer.reason}"), title="insufficient evidence", expand=False)
-        )
+        console.print(Panel(stored(f"refused: {answer.reason}"), title="insufficient evidence", expand=False))
         console.print(written_by(chat_label, "answered"))
     receipt = answer.receipt
     tokens = "" if receipt.input_tokens is None else f", {receipt.input_tokens} in / {receipt.output_tokens} out tokens"

@@ -28,8 +28,8 @@ from graphrag_orm.answers import (
     Retrieved,
 )
 from graphrag_orm.chat import ChatChunk, ChatReply, ChatRequest, ExtractiveChat, OpenAIChat, ScriptedChat
-from graphrag_orm.chat.extractive import NO_MODEL_NOTE
 from graphrag_orm.chat.evidence_block import parse_evidence
+from graphrag_orm.chat.extractive import NO_MODEL_NOTE
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
