@@ -42,7 +42,7 @@ if str(HERE.parents[1]) not in sys.path:
 from examples.chains import sample_chain  # noqa: E402
 from examples.ingested import require_ingested  # noqa: E402
 from examples.novel.alice import ONTOLOGY, extraction_reply  # noqa: E402
-from examples.recall.run import Embedding, choose_embedder  # noqa: E402
+from examples.recall.run import Embedding, choose_embedder, sample_options  # noqa: E402
 from graphrag_orm.chat import ChatClient, ExtractiveChat, ScriptedChat  # noqa: E402
 from graphrag_orm.codes import ErrorCode  # noqa: E402
 from graphrag_orm.embeddings import EmbeddingSet  # noqa: E402
@@ -50,10 +50,9 @@ from graphrag_orm.environment import ModelMode, chat_from_env  # noqa: E402
 from graphrag_orm.errors import FetchFailed, GraphRagError  # noqa: E402
 from graphrag_orm.evaluation import EvaluationReport, Evaluator, load_cases, render_table, write_html  # noqa: E402
 from graphrag_orm.facade import GraphRag  # noqa: E402
-from graphrag_orm.ingestion import IngestionOptions, IngestionReceipt  # noqa: E402
+from graphrag_orm.ingestion import IngestionReceipt  # noqa: E402
 from graphrag_orm.localdb import LocalDbSettings, start  # noqa: E402
 from graphrag_orm.migrate import Chain, Migrator  # noqa: E402
-from graphrag_orm.options import GraphRagOptions  # noqa: E402
 from graphrag_orm.sources import Source, Sources  # noqa: E402
 
 __all__ = [
@@ -161,10 +160,7 @@ async def run_sample(*, html: Path, fetch: bool = False, start_server: bool = Tr
     extraction_chat, answer_chat, chat_label = models()
     console.print(f"[bold]embedder[/]  {embedding.label}")
     console.print(f"[bold]models[/]    {chat_label}")
-    options = None
-    if not embedding.stand_in:
-        # A real model reads a bounded window: keep every chunk within it.
-        options = GraphRagOptions(ingestion=IngestionOptions(fit_chunks_to_embedder=True))
+    options = sample_options(embedding)
     rag = GraphRag(
         embedding_set=embedding.embedding_set,
         embedder=embedding.embedder,

@@ -53,7 +53,7 @@ from graphrag_orm.cli.ask import show_answer  # noqa: E402
 from graphrag_orm.codes import ErrorCode  # noqa: E402
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder  # noqa: E402
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET  # noqa: E402
-from graphrag_orm.environment import ModelMode, chat_from_env  # noqa: E402
+from graphrag_orm.environment import ModelMode, chat_from_env, model_settings  # noqa: E402
 from graphrag_orm.errors import GraphRagError  # noqa: E402
 from graphrag_orm.facade import GraphRag  # noqa: E402
 from graphrag_orm.ingestion import IngestionOptions  # noqa: E402
@@ -64,7 +64,7 @@ from graphrag_orm.options import GraphRagOptions  # noqa: E402
 from graphrag_orm.retrieval import Retrievers  # noqa: E402
 from graphrag_orm.sources import Sources  # noqa: E402
 
-__all__ = ["DemoResult", "Embedding", "chain_for", "choose_embedder", "main", "run_demo"]
+__all__ = ["DemoResult", "Embedding", "chain_for", "choose_embedder", "main", "run_demo", "sample_options"]
 
 console = Console(highlight=False)
 BASE_URI = "https://example.org/graphrag-orm/recall/"
@@ -134,6 +134,14 @@ def choose_embedder() -> Embedding:
     )
 
 
+def sample_options(embedding: Embedding) -> GraphRagOptions:
+    """A sample's options: chunks kept within a real embedder's window, and the environment's model
+    figures (``GRAPHRAG_LANES``, the output bounds; one lane for an openai-compatible server)."""
+    # A real model reads a bounded window: keep every chunk within it.
+    chosen = GraphRagOptions(ingestion=IngestionOptions(fit_chunks_to_embedder=not embedding.stand_in))
+    return model_settings().load.apply(chosen)
+
+
 def chain_for(embedding_set: EmbeddingSet) -> Chain:
     """The sample's reviewed chain; for another embedding set, one more revision that swaps the vector index."""
     chain = Chain.load(HERE / "migrations")
@@ -193,10 +201,7 @@ async def run_demo(*, start_server: bool = True) -> DemoResult:
     console.print(f"[bold]models[/]    {chat_label}")
     console.print(f"[bold]neo4j[/]     {os.environ.get('NEO4J_URI', 'bolt://127.0.0.1:7687')}\n")
 
-    options = None
-    if not embedding.stand_in and "fit_chunks_to_embedder" in IngestionOptions.model_fields:
-        # A real model reads a bounded window: keep every chunk within it.
-        options = GraphRagOptions(ingestion=IngestionOptions(**{"fit_chunks_to_embedder": True}))
+    options = sample_options(embedding)
     rag = GraphRag(
         embedding_set=embedding.embedding_set,
         embedder=embedding.embedder,

@@ -1,0 +1,284 @@
+"""A real local model against the stand-ins: the novel sample's evaluation, extraction yield, Text2Cypher.
+
+    make llm-serve MODEL=qwen2.5-coder-0.5b          # the model, on 127.0.0.1:8371
+    .venv/bin/python benchmarks/real_model/run.py --model qwen2.5-coder-0.5b
+    .venv/bin/python benchmarks/real_model/run.py --stand-ins
+    .venv/bin/python benchmarks/real_model/run.py --model qwen2.5-coder-0.5b --replay   # no server
+
+Three parts, each on an emptied graph of the benchmark's own Neo4j (port 7694, home
+``home-realmodel``, unless ``NEO4J_URI`` is set):
+
+1. **Extraction yield**: chapter I of Alice (examples/novel) ingested with the novel
+   ontology; the things, facts and quotes the toolkit kept after grounding, and how many it
+   pruned (by reason). Stand-in: the replies written by hand in ``examples/novel/alice.py``.
+2. **The novel sample's evaluation** on that graph (``cases.jsonl``, 21 cases, k=10):
+   citation validity, answer support (a cited quote holds a required phrase), abstention,
+   coverage, refusals by reason. Stand-in: ``ExtractiveChat``.
+3. **Text2Cypher** on the recall wiki (examples/recall, its extraction written by hand, so
+   the graph is the same for every model): the 18 questions of
+   ``tests/data/text2cypher/recall_questions.json``; a query counts as **valid** when it
+   passed the gates and ran, and as **right** when its rows equal those of the hand-written
+   reference query (values compared in order, column names ignored). Stand-in: the
+   reference replies themselves (so 15 of 15 right and 3 declined by construction).
+
+With ``--model`` every reply is recorded into ``benchmarks/real_model/recordings/NAME.json``
+(the recorder of :mod:`graphrag_orm.chat`: model name and date per entry); ``--replay``
+computes the same figures from that file with no server. The answers and the queries are
+written to ``benchmarks/real_model/results/NAME.json`` for reading and labelling by hand.
+The model's settings are the ``openai-compatible`` defaults (one lane, 512 answer tokens,
+1,024 extraction tokens, 600 s timeout) unless the ``GRAPHRAG_*`` variables say otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+for path in (REPO, REPO / "benchmarks"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from common import BenchServer  # noqa: E402
+
+from examples.novel import run as novel  # noqa: E402
+from examples.novel.alice import ONTOLOGY as NOVEL  # noqa: E402
+from examples.novel.alice import extraction_reply as novel_reply  # noqa: E402
+from examples.recall import run as recall  # noqa: E402
+from examples.recall.bikes import BIKES  # noqa: E402
+from examples.recall.bikes import extraction_reply as recall_reply  # noqa: E402
+from graphrag_orm.chat import ChatClient, ChatRequest, ExtractiveChat, ScriptedChat  # noqa: E402
+from graphrag_orm.chat.evidence_block import parse_question  # noqa: E402
+from graphrag_orm.environment import chat_from_env  # noqa: E402
+from graphrag_orm.evaluation import Evaluator, load_cases  # noqa: E402
+from graphrag_orm.facade import GraphRag  # noqa: E402
+from graphrag_orm.migrate import Chain, Migrator  # noqa: E402
+from graphrag_orm.sources import Sources  # noqa: E402
+from graphrag_orm.store import Store  # noqa: E402
+from graphrag_orm.text2cypher import GraphQuestions, Text2CypherOptions  # noqa: E402
+
+PORT = 7694
+HOME = "home-realmodel"
+T2C_CASES: list[dict[str, Any]] = json.loads(
+    (REPO / "tests" / "data" / "text2cypher" / "recall_questions.json").read_text(encoding="utf-8")
+)["cases"]
+
+
+async def wipe(store: Store) -> None:
+    """An empty database: every node, constraint and index gone (the sample's chain is applied after)."""
+    await store.execute("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS", name="bench.wipe")
+    for row in await store.read("SHOW CONSTRAINTS YIELD name RETURN name", name="bench.constraints"):
+        await store.execute(f"DROP CONSTRAINT `{row['name']}` IF EXISTS", name="bench.drop")
+    for row in await store.read("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name", name="bench.idx"):
+        await store.execute(f"DROP INDEX `{row['name']}` IF EXISTS", name="bench.drop")
+
+
+async def connected(rag: GraphRag, chain: Chain) -> None:
+    await rag.connect(check_schema=False)
+    await wipe(rag.store)
+    await Migrator(rag.store, chain).apply()
+    await rag.check_vector_index()
+
+
+async def novel_parts(chat: ChatClient | None, embedding: Any) -> dict[str, Any]:
+    """Extraction of chapter I and the evaluation of the 21 cases on the graph it made."""
+    extraction_chat: ChatClient = chat if chat is not None else ScriptedChat(novel_reply)
+    answer_chat: ChatClient = chat if chat is not None else ExtractiveChat()
+    rag = GraphRag(
+        embedding_set=embedding.embedding_set,
+        embedder=embedding.embedder,
+        chat=answer_chat,
+        extraction_chat=extraction_chat,
+        ontology=NOVEL,
+        options=recall.sample_options(embedding),
+    )
+    await connected(rag, novel.chain_for(embedding.embedding_set))
+    try:
+        began = time.perf_counter()
+        receipt = await rag.ingestion.ingest([novel.chapter_source()])
+        ingest_seconds = time.perf_counter() - began
+        extraction = receipt.extraction
+        pruned = Counter(str(p.reason) for p in extraction.pruned) if extraction else Counter()
+        yield_ = {
+            "documents_failed": receipt.failed,
+            "chunks": receipt.chunks_written,
+            "things": extraction.entities if extraction else 0,
+            "facts": extraction.facts if extraction else 0,
+            "quotes": extraction.quotes if extraction else 0,
+            "calls": extraction.calls if extraction else 0,
+            "repaired": extraction.repaired if extraction else 0,
+            "quarantined": len(extraction.quarantined) if extraction else 0,
+            "pruned": sum(pruned.values()),
+            "pruned_by_reason": dict(sorted(pruned.items())),
+            "seconds": round(ingest_seconds, 1),
+        }
+        print(f"extraction: {json.dumps(yield_)}", flush=True)
+        began = time.perf_counter()
+        report = await Evaluator(rag, k=10).run(load_cases(novel.CASES))
+        totals = report.totals
+        evaluation = {
+            "cases": totals.cases,
+            "errors": totals.errors,
+            "answered": totals.answered,
+            "citations": totals.citations,
+            "valid_citations": totals.valid_citations,
+            "citation_validity": totals.citation_validity,
+            "support_judged": totals.support_judged,
+            "supported": totals.supported,
+            "answer_support": totals.answer_support,
+            "abstained": totals.abstained,
+            "abstention": totals.abstention,
+            "wrongly_answered": totals.wrongly_answered,
+            "wrongly_refused": totals.wrongly_refused,
+            "failed_refusals": totals.failed_refusals,
+            "coverage": totals.coverage,
+            "reasons": dict(sorted(totals.reasons.items())),
+            "seconds": round(time.perf_counter() - began, 1),
+        }
+        print(f"evaluation: {json.dumps(evaluation)}", flush=True)
+        answers = [
+            {
+                "id": case.id,
+                "question": case.question,
+                "answerable": case.answerable,
+                "outcome": str(case.outcome),
+                "reason": case.reason,
+                "error": case.error_code,
+                "answer": case.answer,
+                "supported": case.supported,
+                "quotes": [c.quote for c in case.citations],
+            }
+            for case in report.cases
+        ]
+        return {"extraction": yield_, "evaluation": evaluation, "answers": answers}
+    finally:
+        await rag.close()
+
+
+class Reference:
+    """The hand-written reference replies of the recall questions, by question."""
+
+    def __init__(self) -> None:
+        self.replies = {case["question"]: json.dumps(case["reply"]) for case in T2C_CASES}
+        self.chat = ScriptedChat(self.respond)
+
+    def respond(self, request: ChatRequest) -> str:
+        return self.replies[parse_question(request.messages[1].content)]
+
+
+async def text2cypher_part(chat: ChatClient | None, embedding: Any) -> dict[str, Any]:
+    """The recall questions asked of the model; each query's rows against the reference's."""
+    reference = Reference()
+    rag = GraphRag(
+        embedding_set=embedding.embedding_set,
+        embedder=embedding.embedder,
+        chat=reference.chat,
+        extraction_chat=ScriptedChat(recall_reply),
+        ontology=BIKES,
+        options=recall.sample_options(embedding),
+        text2cypher=Text2CypherOptions(),
+    )
+    await connected(rag, recall.chain_for(embedding.embedding_set))
+    try:
+        receipt = await rag.ingestion.ingest(Sources.folder(recall.HERE / "wiki", base_uri=recall.BASE_URI))
+        assert receipt.failed == 0, "the recall wiki did not ingest"
+        expected_of = rag.graph
+        asked = GraphQuestions(rag.store, rag.model, chat, Text2CypherOptions(), BIKES) if chat else expected_of
+        assert expected_of is not None and asked is not None
+        rows: list[dict[str, Any]] = []
+        began = time.perf_counter()
+        for case in T2C_CASES:
+            expected = await expected_of.ask(case["question"])
+            got = await asked.ask(case["question"])
+
+            def values(answer: Any) -> list[list[Any]]:
+                return [[row.get(c) for c in answer.columns] for row in answer.rows]
+
+            answerable = "insufficient" not in case["reply"]
+            rows.append(
+                {
+                    "id": case["id"],
+                    "kind": case["kind"],
+                    "answerable": answerable,
+                    "query": got.query,
+                    "ran": got.answered,
+                    "refusal": str(got.refusal) if got.refusal else None,
+                    "right": answerable and got.answered and values(got) == values(expected),
+                }
+            )
+        answerable = [r for r in rows if r["answerable"]]
+        summary = {
+            "questions": len(rows),
+            "answerable": len(answerable),
+            "valid": sum(r["ran"] for r in answerable),
+            "right": sum(r["right"] for r in answerable),
+            "unanswerable_declined": sum(1 for r in rows if not r["answerable"] and r["refusal"] == "model-declined"),
+            "refusals": dict(sorted(Counter(r["refusal"] for r in rows if r["refusal"]).items())),
+            "seconds": round(time.perf_counter() - began, 1),
+        }
+        print(f"text2cypher: {json.dumps(summary)}", flush=True)
+        return {"summary": summary, "queries": rows}
+    finally:
+        await rag.close()
+
+
+def model_environment(model: str, url: str, replay: bool) -> Path:
+    """Points the environment at the served model (record) or its recording (replay)."""
+    recordings = HERE / "recordings" / f"{model}.json"
+    os.environ.update(
+        {
+            "GRAPHRAG_MODEL_MODE": "replay" if replay else "record",
+            "GRAPHRAG_PROVIDER": "openai-compatible",
+            "OPENAI_BASE_URL": url,
+            "GRAPHRAG_CHAT_MODEL": model,
+            "GRAPHRAG_RECORDINGS": str(recordings),
+            "GRAPHRAG_MAX_CALLS": os.environ.get("GRAPHRAG_MAX_CALLS", "1000"),
+        }
+    )
+    os.environ.setdefault("GRAPHRAG_STRUCTURED_OUTPUT", "json_object")
+    return recordings
+
+
+async def main(arguments: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--model", help="the served model's name (qwen2.5-coder-0.5b or qwen2.5-coder-1.5b)")
+    who.add_argument("--stand-ins", action="store_true", help="the offline stand-ins instead of a model")
+    parser.add_argument("--url", default="http://127.0.0.1:8371/v1", help="the server's address, ending in /v1")
+    parser.add_argument("--replay", action="store_true", help="from the committed recording, no server")
+    parser.add_argument("--parts", default="novel,text2cypher", help="which parts, comma-separated")
+    parsed = parser.parse_args(arguments)
+    name = "stand-ins" if parsed.stand_ins else parsed.model
+    chat: ChatClient | None = None
+    label = "stand-ins: replies written by hand (extraction, Text2Cypher), ExtractiveChat (answers)"
+    if parsed.model:
+        model_environment(parsed.model, parsed.url, parsed.replay)
+        chat, label, _mode = chat_from_env()
+    embedding = recall.choose_embedder()
+    parts = {p.strip() for p in parsed.parts.split(",") if p.strip()}
+    result: dict[str, Any] = {"name": name, "chat": label, "embedder": embedding.label, "date": time.strftime("%F")}
+    print(f"{name}: {label}; embedder {embedding.label}", flush=True)
+    with BenchServer(port=PORT, home=HOME) as server:
+        os.environ["NEO4J_URI"] = server.settings.uri
+        os.environ["NEO4J_PASSWORD"] = server.settings.password
+        if "novel" in parts:
+            result["novel"] = await novel_parts(chat, embedding)
+        if "text2cypher" in parts:
+            result["text2cypher"] = await text2cypher_part(chat, embedding)
+    out = HERE / "results" / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"written to {out.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
