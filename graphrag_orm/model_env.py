@@ -16,6 +16,7 @@ GRAPHRAG_STREAM_USAGE           1                                       1
 GRAPHRAG_LANES                  the option's (2; 1 to 8)                1
 GRAPHRAG_ANSWER_MAX_TOKENS      the option's (2,048; 1 to 32,768)       512
 GRAPHRAG_EXTRACTION_MAX_TOKENS  the option's (4,096; 256 to 65,536)     1,024
+GRAPHRAG_TEXT2CYPHER_MAX_TOKENS the option's (2,048; 1 to 32,768)       512
 =============================== ======================================= =================
 
 ``GRAPHRAG_STRUCTURED_OUTPUT=json_object`` is for llama-cpp-python's server, which refuses
@@ -43,7 +44,14 @@ from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.options import GraphRagOptions
 from graphrag_orm.values import Options
 
-__all__ = ["LOCAL_ANSWER_TOKENS", "LOCAL_EXTRACTION_TOKENS", "LOCAL_TIMEOUT_SECONDS", "ModelLoad", "model_load"]
+__all__ = [
+    "LOCAL_ANSWER_TOKENS",
+    "LOCAL_EXTRACTION_TOKENS",
+    "LOCAL_TEXT2CYPHER_TOKENS",
+    "LOCAL_TIMEOUT_SECONDS",
+    "ModelLoad",
+    "model_load",
+]
 
 LOCAL_TIMEOUT_SECONDS: Final = 600.0
 """An openai-compatible endpoint's chat timeout unless GRAPHRAG_CHAT_TIMEOUT says otherwise."""
@@ -51,20 +59,26 @@ LOCAL_ANSWER_TOKENS: Final = 512
 """An openai-compatible endpoint's answer output limit unless GRAPHRAG_ANSWER_MAX_TOKENS says otherwise."""
 LOCAL_EXTRACTION_TOKENS: Final = 1_024
 """An openai-compatible endpoint's extraction output limit unless GRAPHRAG_EXTRACTION_MAX_TOKENS says otherwise."""
+LOCAL_TEXT2CYPHER_TOKENS: Final = 512
+"""An openai-compatible endpoint's graph-question output limit unless GRAPHRAG_TEXT2CYPHER_MAX_TOKENS says otherwise."""
 
 E = TypeVar("E", bound=StrEnum)
 
-#: The options each variable sets: (variable, section of GraphRagOptions, field).
+#: The options each variable sets: (variable, section of GraphRagOptions, field); the section
+#: ``text2cypher`` is the Text2CypherOptions a caller builds (:meth:`ModelLoad.text2cypher`).
 _OPTION_VARIABLES: Final = (
     ("GRAPHRAG_LANES", "ingestion", "lanes"),
     ("GRAPHRAG_ANSWER_MAX_TOKENS", "answers", "max_output_tokens"),
     ("GRAPHRAG_EXTRACTION_MAX_TOKENS", "extraction", "max_output_tokens"),
+    ("GRAPHRAG_TEXT2CYPHER_MAX_TOKENS", "text2cypher", "max_output_tokens"),
 )
 _LOCAL_OPTIONS: Final = {
     "GRAPHRAG_LANES": 1,
     "GRAPHRAG_ANSWER_MAX_TOKENS": LOCAL_ANSWER_TOKENS,
     "GRAPHRAG_EXTRACTION_MAX_TOKENS": LOCAL_EXTRACTION_TOKENS,
+    "GRAPHRAG_TEXT2CYPHER_MAX_TOKENS": LOCAL_TEXT2CYPHER_TOKENS,
 }
+S = TypeVar("S", bound=Options)
 
 
 @dataclass(frozen=True)
@@ -78,18 +92,28 @@ class ModelLoad:
         """``options`` with these figures in every field the caller did not set."""
         options = options or GraphRagOptions()
         sections: dict[str, Options] = {}
-        for variable, section_name, field in _OPTION_VARIABLES:
-            if variable not in self.figures:
-                continue
-            section: Options = sections.get(section_name) or getattr(options, section_name)
-            if field in section.model_fields_set:
+        for _variable, section_name, _field in _OPTION_VARIABLES:
+            if section_name in GraphRagOptions.model_fields and section_name not in sections:
+                filled = self._fill(section_name, getattr(options, section_name))
+                if filled is not getattr(options, section_name):
+                    sections[section_name] = filled
+        return options.model_copy(update=sections) if sections else options
+
+    def text2cypher(self, options: S) -> S:
+        """Graph-question ``options`` (``Text2CypherOptions``) with GRAPHRAG_TEXT2CYPHER_MAX_TOKENS's figure
+        (or the openai-compatible default) unless the caller set the field."""
+        return self._fill("text2cypher", options)
+
+    def _fill(self, section_name: str, section: S) -> S:
+        for variable, name, field in _OPTION_VARIABLES:
+            if name != section_name or variable not in self.figures or field in section.model_fields_set:
                 continue
             try:
                 type(section)(**{field: self.figures[variable]})
             except ConfigurationError:
                 raise ConfigurationError(ErrorCode.INVALID_OPTION, f"{variable} is out of its bounds") from None
-            sections[section_name] = section.model_copy(update={field: self.figures[variable]})
-        return options.model_copy(update=sections) if sections else options
+            section = section.model_copy(update={field: self.figures[variable]})
+        return section
 
 
 def _whole(environ: Mapping[str, str], name: str) -> int | None:

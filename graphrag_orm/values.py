@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
@@ -11,7 +11,11 @@ from pydantic.alias_generators import to_camel
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import ConfigurationError
 
-__all__ = ["Limit", "Options", "Value", "integral", "strings_in"]
+__all__ = ["DEFAULT_QUESTION_CHARS", "Limit", "Options", "Value", "integral", "strings_in"]
+
+#: The characters a question may have by default, the same on every surface that takes one
+#: (answers and retrieval, graph questions, HTTP, MCP, the agent tools, the adapters).
+DEFAULT_QUESTION_CHARS: Final = 4_000
 
 
 class Value(BaseModel):

@@ -32,7 +32,7 @@ from graphrag_orm.cli._common import (
     written_by,
 )
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.environment import graphrag_from_env
+from graphrag_orm.environment import graphrag_from_env, model_settings
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.text2cypher import GraphAnswer, GraphQuestions, Text2CypherOptions
 
@@ -79,7 +79,8 @@ def ask(
 ) -> None:
     """Ask a model for one read-only query, run it in the sandbox, print the query and its rows."""
     try:
-        options = Text2CypherOptions(max_rows=max_rows, timeout_seconds=timeout)
+        # The reply's bound from GRAPHRAG_TEXT2CYPHER_MAX_TOKENS (512 for an openai-compatible server).
+        options = model_settings().load.text2cypher(Text2CypherOptions(max_rows=max_rows, timeout_seconds=timeout))
         rag, choice = graphrag_from_env(ontology=load_ontology(ontology))
     except GraphRagError as error:
         fail(error.message, error.code)

@@ -12,7 +12,7 @@ from pydantic import Field, StringConstraints
 
 from graphrag_orm.evidence import Route, RouteName
 from graphrag_orm.retrieval.scope import Scope
-from graphrag_orm.values import Options
+from graphrag_orm.values import DEFAULT_QUESTION_CHARS, Options
 
 __all__ = [
     "ITEM_UTF8_BYTES",
@@ -104,7 +104,7 @@ class RetrievalOptions(Options):
     max_utf8_bytes: int | None = Field(None, ge=64, le=MAX_EVIDENCE_UTF8_BYTES)
     neighbour_chunks: int = Field(1, ge=0, le=4)
     max_context_utf8_bytes: int = Field(16_384, ge=0, le=262_144)
-    max_question_chars: int = Field(4_000, ge=1, le=100_000)
+    max_question_chars: int = Field(DEFAULT_QUESTION_CHARS, ge=1, le=100_000)
     expansion: CypherExpansion | None = None
     scope: Scope | None = None
     scope_exact_chunks: int = Field(10_000, ge=1, le=100_000)

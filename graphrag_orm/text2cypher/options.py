@@ -8,7 +8,7 @@ from pydantic import Field
 
 from graphrag_orm.store.gate import DEFAULT_MAX_CHARS, MAX_CHARS
 from graphrag_orm.store.sandbox import SandboxLimits
-from graphrag_orm.values import Options
+from graphrag_orm.values import DEFAULT_QUESTION_CHARS, Options
 
 __all__ = ["MAX_GRAPH_ROWS", "MAX_QUESTION_CHARS", "Text2CypherOptions"]
 
@@ -36,7 +36,10 @@ class Text2CypherOptions(Options):
         DEFAULT_MAX_CHARS, ge=1, le=MAX_CHARS, description="characters the model's query may have (the gate's bound)"
     )
     max_question_chars: int = Field(
-        2_000, ge=1, le=MAX_QUESTION_CHARS, description="characters a question may have (1 to 20,000)"
+        DEFAULT_QUESTION_CHARS,
+        ge=1,
+        le=MAX_QUESTION_CHARS,
+        description="characters a question may have (1 to 20,000; 4,000 as on every surface)",
     )
     # strict: a bool or a numeric string is refused, never read as 1 or as a number.
     max_output_tokens: int = Field(

@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from graphrag_orm.chat.endpoint import nullable
 from graphrag_orm.tools.values import ToolName
 from graphrag_orm.values import integral
 
@@ -80,8 +81,8 @@ def parameters_of(
             "name": Parameter(_text("A name or alias, or part of one.", MAX_NAME_CHARS)),
             "kind": Parameter(
                 {
-                    "type": ["string", "null"],
-                    "enum": [*kinds, None],
+                    # anyOf, never a type list: llama.cpp's grammar converter drops a list's keywords.
+                    **nullable({"type": "string", "enum": [*kinds]}),
                     "description": "Only things of this kind (optional).",
                 },
                 required=False,
@@ -136,6 +137,11 @@ def read_arguments(raw: str | Mapping[str, Any] | None, parameters: Mapping[str,
 
 
 def _check(name: str, value: Any, schema: Mapping[str, Any]) -> Any:
+    if "anyOf" in schema:  # a nullable parameter: null, or the one other branch
+        branches = schema["anyOf"]
+        if value is None and any(branch.get("type") == "null" for branch in branches):
+            return None
+        return _check(name, value, next(branch for branch in branches if branch.get("type") != "null"))
     allowed = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
     if value is None:
         if "null" in allowed:

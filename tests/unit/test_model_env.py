@@ -14,6 +14,7 @@ from graphrag_orm.environment import model_settings, models_from_env
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.ingestion.options import IngestionOptions
 from graphrag_orm.options import GraphRagOptions
+from graphrag_orm.text2cypher import Text2CypherOptions
 from tests.support.openai_server import OpenAIServer
 
 LOCAL = {"GRAPHRAG_MODEL_MODE": "live", "GRAPHRAG_PROVIDER": "openai-compatible", "OPENAI_BASE_URL": "http://h:1/v1"}
@@ -27,6 +28,16 @@ def test_a_local_endpoint_gets_one_lane_short_replies_and_a_long_timeout() -> No
     options = load.apply(None)
     assert options.ingestion.lanes == 1
     assert (options.answers.max_output_tokens, options.extraction.max_output_tokens) == (512, 1_024)
+
+
+def test_graph_questions_get_the_local_reply_bound_unless_the_variable_or_the_caller_says_otherwise() -> None:
+    assert model_settings(LOCAL).load.text2cypher(Text2CypherOptions()).max_output_tokens == 512
+    assert model_settings(HOSTED).load.text2cypher(Text2CypherOptions()).max_output_tokens == 2_048
+    load = model_settings({**LOCAL, "GRAPHRAG_TEXT2CYPHER_MAX_TOKENS": "300"}).load
+    assert load.text2cypher(Text2CypherOptions(max_rows=5)).max_output_tokens == 300
+    assert load.text2cypher(Text2CypherOptions(max_output_tokens=64)).max_output_tokens == 64
+    with pytest.raises(ConfigurationError, match="GRAPHRAG_TEXT2CYPHER_MAX_TOKENS"):
+        model_settings({**LOCAL, "GRAPHRAG_TEXT2CYPHER_MAX_TOKENS": "99999"}).load.text2cypher(Text2CypherOptions())
 
 
 def test_a_hosted_endpoint_keeps_the_options_own_figures() -> None:

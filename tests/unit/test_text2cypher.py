@@ -156,7 +156,7 @@ def test_options_have_their_defaults_and_refuse_values_outside_their_bounds() ->
         1_000,
         10_000,
     )
-    assert options.max_query_chars == DEFAULT_MAX_CHARS and options.max_question_chars == 2_000
+    assert options.max_query_chars == DEFAULT_MAX_CHARS and options.max_question_chars == 4_000
     for field, value in [
         ("timeout_seconds", 0.05),
         ("timeout_seconds", 121),
@@ -206,7 +206,7 @@ def graph_of(reply: str | ChatReply, options: Text2CypherOptions | None = None) 
     [
         ("", "empty-question"),
         ("   \n", "empty-question"),
-        ("x" * 2_001, "question-too-long"),
+        ("x" * 4_001, "question-too-long"),
         ("\ud800", "invalid-question"),
     ],
 )

@@ -66,7 +66,9 @@ def test_with_an_ontology_find_things_and_related_facts_are_offered_with_its_kin
     offered = functions(GraphRagTools(rag(ontology=BIKES)))
     assert list(offered) == ["answer_from_documents", "search_documents", "find_things", "related_facts"]
     kind = offered["find_things"]["parameters"]["properties"]["kind"]
-    assert kind["enum"] == ["Bike", "Part", "Supplier", "Bulletin", None]
+    # Nullable as anyOf, never a type list (llama.cpp's grammar converter drops a list's enum).
+    assert kind["anyOf"] == [{"type": "string", "enum": ["Bike", "Part", "Supplier", "Bulletin"]}, {"type": "null"}]
+    assert "type" not in kind
     assert offered["find_things"]["parameters"]["required"] == ["name"]
     assert offered["related_facts"]["parameters"]["required"] == ["thing_id"]
 
@@ -213,3 +215,15 @@ def test_an_integral_number_is_an_integer_limit_as_the_schema_says(limit: float)
     checked = read_arguments({"query": "brakes", "limit": limit}, parameters)
     assert checked["limit"] == 2 and type(checked["limit"]) is int
     assert read_arguments('{"query": "brakes", "limit": 2.0}', parameters)["limit"] == 2
+
+
+def test_a_nullable_kind_takes_null_or_one_of_the_kinds_and_is_filled_in_when_left_out() -> None:
+    from graphrag_orm.tools.schemas import BadArguments, parameters_of, read_arguments
+    from graphrag_orm.tools.values import ToolName
+
+    parameters = parameters_of(ToolName.FIND_THINGS, max_question_chars=4_000, search_default=5, kinds=("Bike",))
+    assert read_arguments({"name": "x", "kind": None}, parameters)["kind"] is None
+    assert read_arguments({"name": "x"}, parameters)["kind"] is None
+    assert read_arguments({"name": "x", "kind": "Bike"}, parameters)["kind"] == "Bike"
+    with pytest.raises(BadArguments, match="kind must be one of: Bike"):
+        read_arguments({"name": "x", "kind": "Planet"}, parameters)
