@@ -81,6 +81,8 @@ class LimitName(StrEnum):
     MAX_UTF8_BYTES = "MaxUtf8Bytes"
     #: Candidates per route sized from ``max_items`` were cut to the most a route reads.
     CANDIDATES_PER_ROUTE = "CandidatesPerRoute"
+    #: An item's text was cut to ``RerankOptions.max_document_chars`` before it was sent to the reranker.
+    RERANK_DOCUMENT_CHARS = "RerankDocumentChars"
     MAX_DOCUMENTS = "MaxDocuments"
     HISTORY_TURNS = "HistoryTurns"
     SCOPE_DOCUMENTS = "ScopeDocuments"

@@ -358,6 +358,12 @@ def graphrag_from_env(
     settings = model_settings()
     options = settings.load.apply(options)
     choice = models_from_env()
+    # A reranker only when GRAPHRAG_RERANK_URL names one (graphrag_orm.retrieval.rerank).
+    from graphrag_orm.retrieval.rerank import RerankStage, with_stage
+
+    rerank = RerankStage.from_env()
+    if rerank is not None:
+        options = options.model_copy(update={"retrieval": with_stage(options.retrieval, rerank.name)})
     rag = GraphRag(
         embedding_set=choice.embedding_set,
         embedder=choice.embedder,
@@ -365,5 +371,6 @@ def graphrag_from_env(
         layout=layout,
         ontology=ontology,
         options=options,
+        stages=(rerank,) if rerank is not None else (),
     )
     return rag, choice

@@ -18,6 +18,7 @@ and ``tests/unit/test_facade_lazy.py`` hold both).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from graphrag_orm.catalog import CatalogService
     from graphrag_orm.maintenance import MaintenanceService
     from graphrag_orm.retrieval import Retriever
+    from graphrag_orm.retrieval.routes import RetrievalRoute, RetrievalStage
     from graphrag_orm.schema import SchemaDefinition
     from graphrag_orm.sync import SyncGraphRag
     from graphrag_orm.text2cypher import GraphQuestions, Text2CypherOptions
@@ -106,8 +108,13 @@ class GraphRag:
         token_counter: TokenCounter | None = None,
         loaders: LoaderRegistry | None = None,
         text2cypher: Text2CypherOptions | None = None,
+        routes: Sequence[RetrievalRoute] = (),
+        stages: Sequence[RetrievalStage] = (),
     ) -> None:
         self.embedding_set = embedding_set
+        #: An application's own retrieval routes and stages (a reranker), named in ``options.retrieval``.
+        self.routes = tuple(routes)
+        self.stages = tuple(stages)
         self.embedder = embedder
         self.chat = chat
         self.extraction_chat = extraction_chat or chat
@@ -176,7 +183,14 @@ class GraphRag:
         from graphrag_orm.retrieval import Retriever
 
         return Retriever(
-            self.store, self.model, self.embedding_set, self.embedder, self.options.retrieval, self.ontology
+            self.store,
+            self.model,
+            self.embedding_set,
+            self.embedder,
+            self.options.retrieval,
+            self.ontology,
+            routes=self.routes,
+            stages=self.stages,
         )
 
     def _build_maintenance(self) -> MaintenanceService:

@@ -22,10 +22,12 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import RetrievalOptions, Retriever, to_query
 from graphrag_orm.retrieval.fusion import Candidate
+from graphrag_orm.retrieval.rerank import RerankOptions, RerankStage
 from graphrag_orm.retrieval.routes import RouteRead, RouteRequest, RouteSearch, StageResult
 from graphrag_orm.sources import Source, Sources
 from graphrag_orm.store import Store
 from graphrag_orm.values import Limit
+from tests.support.openai_server import OpenAIServer
 
 MODEL = for_layout(Layout.DEFAULT)
 TITLE_INDEX = "test_document_titles"
@@ -191,3 +193,34 @@ async def test_unknown_names_a_taken_name_and_a_stage_that_adds_an_item_are_refu
     assert taken.value.code == "invalid-option"
     with pytest.raises(ConfigurationError):
         retriever(store, routes=[PinnedRoute((), name="no spaces allowed")])
+
+
+async def test_the_rerank_stage_reorders_the_fused_items_by_the_endpoints_scores(
+    corpus: list[Source], store: Store, openai_server: OpenAIServer
+) -> None:
+    question = "Who trims the lamp, keeps the bees and sets the harbour fees?"
+    # The endpoint scores the last document it is sent highest: the fused order, reversed.
+    openai_server.rerank_reply = lambda body: {
+        "results": [{"index": i, "relevance_score": float(i)} for i in range(len(body["documents"]))]
+    }
+    rag = retriever(store, stages=[RerankStage(RerankOptions(base_url=openai_server.url))])
+    plain = await rag.retrieve(question, RetrievalOptions(max_items=3))
+    reranked = await rag.retrieve(question, RetrievalOptions(max_items=3, stages=("rerank",)))
+    sent = openai_server.requests_to("/v1/rerank")[-1].body
+    assert sent["query"] == question and sent["documents"] == [item.text for item in plain.items]
+    assert len(plain.items) == 3
+    assert [item.chunk_id for item in reranked.items] == [item.chunk_id for item in reversed(plain.items)]
+
+
+def test_graphrag_from_env_turns_the_reranker_on_only_when_its_variable_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from graphrag_orm.environment import graphrag_from_env
+
+    monkeypatch.delenv("GRAPHRAG_RERANK_URL", raising=False)
+    rag, _ = graphrag_from_env()
+    assert rag.stages == () and rag.options.retrieval.stages == ()
+    monkeypatch.setenv("GRAPHRAG_RERANK_URL", "http://127.0.0.1:9/v1")
+    rag, _ = graphrag_from_env()
+    assert [stage.name for stage in rag.stages] == ["rerank"] and rag.options.retrieval.stages == ("rerank",)
+    assert "rerank" in rag.retriever.stages

@@ -15,6 +15,8 @@ Scripting:
   reason ``tool_calls``; ``embed_function(text, dimensions) -> vector`` for ``/v1/embeddings``.
 - ``chat_usage`` / ``embedding_tokens`` for the usage figures;
   ``mangle_embeddings(data) -> data`` to reorder or drop vectors of a response.
+- ``rerank_reply(body) -> payload`` for ``/v1/rerank`` (the Cohere/Jina-style rerank API):
+  by default each document scored by the share of the query's words it holds, best first.
 - ``requests``: every request body received, in order, faults included.
 """
 
@@ -24,6 +26,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import re
 import socket
 import threading
 import time
@@ -118,6 +121,7 @@ class OpenAIServer:
         self.embedding_dimensions = 8
         self.embedding_tokens: Callable[[list[str]], int] | None = word_count
         self.mangle_embeddings: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
+        self.rerank_reply: Callable[[dict[str, Any]], Any] = word_share_rerank
         self.chat_usage: dict[str, int] | None = {
             "prompt_tokens": 11,
             "completion_tokens": 7,
@@ -231,6 +235,17 @@ class _Server(ThreadingHTTPServer):
     state: OpenAIServer
 
 
+def word_share_rerank(body: dict[str, Any]) -> dict[str, Any]:
+    """A rerank reply: each document scored by the share of the query's words it holds, best first."""
+    wanted = set(re.findall(r"\w+", str(body.get("query", "")).lower()))
+    scores = [
+        len(wanted & set(re.findall(r"\w+", str(document).lower()))) / max(1, len(wanted))
+        for document in body.get("documents", [])
+    ]
+    ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[: int(body.get("top_n") or len(scores))]
+    return {"results": [{"index": i, "relevance_score": scores[i]} for i in ranked]}
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
@@ -267,6 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._complete_chat(body)
             elif path.endswith("/embeddings"):
                 self._embeddings(body)
+            elif path.endswith("/rerank"):
+                self._send_json(200, state.rerank_reply(body))
             else:
                 self._send_error(404, {})
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
