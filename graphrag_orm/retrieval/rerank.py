@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import Field
 
 from graphrag_orm.codes import ErrorCode, LimitName
@@ -105,6 +104,8 @@ class RerankStage:
         return StageResult((*(sent[i] for i in order), *items[len(sent) :]), limits)
 
     async def _post(self, body: dict[str, Any]) -> Any:
+        import httpx  # only when a reranker is called: a process that never reranks never loads it
+
         try:
             async with httpx.AsyncClient(timeout=self.options.timeout_seconds) as client:
                 response = await client.post(self._url, json=body, headers=self._headers)
