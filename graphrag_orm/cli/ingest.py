@@ -190,19 +190,27 @@ def ingest(
             if result.failed:
                 raise typer.Exit(1)
         return
+    embedded_by = f"[dim]embedded by {escape(choice.embedder_label)}[/]"
     if isinstance(result, IngestionPreview):
         console.print(preview_table(result))
         counted = "counted" if result.tokens_counted else "estimated at 4 bytes per token"
         console.print(
             f"{result.chunks} chunks, {result.embedding_calls} embedding calls, {result.input_tokens} input tokens ({counted})"
         )
+        console.print(embedded_by, soft_wrap=True)
         return
     console.print(receipt_table(result))
     console.print(
         f"{result.status.value}: {result.ingested} ingested, {result.unchanged} unchanged, {result.failed} failed; "
-        f"{result.chunks_written} chunks, {result.embedding_calls} embedding calls in {result.elapsed_seconds:.1f} s "
-        f"[dim]({choice.embedder_label})[/]"
+        f"{result.chunks_written} chunks, {result.embedding_calls} embedding calls in {result.elapsed_seconds:.1f} s"
     )
+    console.print(embedded_by, soft_wrap=True)
+    if result.chunks_over_window:
+        console.print(
+            f"[yellow]{result.chunks_over_window} chunks cut[/]: longer than the embedder reads, only their start "
+            "was embedded (fit_chunks_to_embedder is off)",
+            soft_wrap=True,
+        )
     if chosen is not None:
         console.print(f"[dim]extraction by {choice.chat_label}[/]")
     for limit in result.limits_reached:

@@ -19,6 +19,7 @@ from graphrag_orm.migrate import (
     Migrator,
     RevisionState,
     SchemaCheck,
+    chain_for_embedding_set,
     initial_revision,
     next_revision,
     write_revision,
@@ -32,7 +33,8 @@ app = typer.Typer(help="Reviewed schema migrations.", no_args_is_help=True)
 DirOption = typer.Option(
     None,
     "--dir",
-    help="The chain's folder (default GRAPHRAG_MIGRATIONS_DIR, else the toolkit's own chain).",
+    help="The chain's folder (default GRAPHRAG_MIGRATIONS_DIR, else the toolkit's own chain with the vector "
+    "index of the configured embedding set: GRAPHRAG_EMBEDDING_MODEL, the local model by default).",
 )
 LAYOUTS = {"default": Layout.DEFAULT, "neo4j-graphrag": Layout.NEO4J_GRAPHRAG}
 LockWaitOption = typer.Option(
@@ -45,10 +47,15 @@ LockWaitOption = typer.Option(
 
 
 def _chain(directory: Path | None) -> Chain:
+    """The chain given (``--dir``, else GRAPHRAG_MIGRATIONS_DIR), as written; else the toolkit's own
+    chain and, for an embedding set other than the offline one, the derived revision that swaps
+    its vector index for the configured set's (:func:`chain_for_embedding_set`)."""
     configured = directory or (
         Path(os.environ["GRAPHRAG_MIGRATIONS_DIR"]) if os.environ.get("GRAPHRAG_MIGRATIONS_DIR") else None
     )
-    return Chain.load(configured)
+    if configured is not None:
+        return Chain.load(configured)
+    return chain_for_embedding_set(Chain.load(None), embedding_set_from_env())
 
 
 ModelOption = typer.Option(None, "--model", help="Embedding model (default GRAPHRAG_EMBEDDING_MODEL).")
@@ -142,6 +149,7 @@ def apply(
 ) -> None:
     """Apply pending revisions in order and wait until every index is ONLINE (one process at a time)."""
     chain = _chain(directory)
+    console.print(f"chain: {chain.source}", markup=False, soft_wrap=True)
     with console.status("applying migrations..."):
         report = run(
             with_database(
