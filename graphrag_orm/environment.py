@@ -287,8 +287,8 @@ def _embedder(
 ) -> tuple[EmbeddingSet, Embedder, str]:
     embedding_set = embedding_set_from_env(environ=environ)
     if embedding_set is OFFLINE_EMBEDDING_SET:
-        named = (environ.get("GRAPHRAG_EMBEDDING_MODEL") or "").strip().lower() == HASHING_MODEL_NAME
-        label = _HASHING_LABEL if named else _HASHING_FALLBACK_LABEL
+        chosen = (environ.get("GRAPHRAG_EMBEDDING_MODEL") or "").strip().lower() == HASHING_MODEL_NAME
+        label = _HASHING_LABEL if chosen else _HASHING_FALLBACK_LABEL
         return embedding_set, HashingEmbedder(embedding_set.dimensions), label
     if embedding_set.model in LOCAL_MODELS:
         from graphrag_orm.embeddings import LocalEmbedder

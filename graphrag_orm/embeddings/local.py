@@ -278,9 +278,9 @@ class LocalEmbedder:
     L2-normalised. One batch of a model runs at a time in the process; ``threads``
     sets ONNX Runtime's intra-op threads (default: its own choice, the machine's
     cores). A text longer than ``max_input_tokens`` word pieces (256 for MiniLM) is
-    embedded from its first 256 pieces only: ingestion reports such chunks in the
-    receipt (``EmbedderWindow``) and can keep chunks within the window
-    (``IngestionOptions(fit_chunks_to_embedder=True)``). ``input_tokens`` of the
+    embedded from its first 256 pieces only: ingestion keeps chunks within the window
+    by default (``IngestionOptions.fit_chunks_to_embedder``), and with that off reports
+    such chunks in the receipt (``EmbedderWindow``). ``input_tokens`` of the
     result counts the pieces read, special tokens included.
     """
 

@@ -67,3 +67,47 @@ async def test_one_apply_builds_the_local_models_index_and_ingest_and_ask_use_it
     (line,) = [line for line in mismatch.stderr.splitlines() if line.strip()]
     assert "(embedding-dimensions)" in line and "GRAPHRAG_EMBEDDING_MODEL" in line
     assert "graphrag-orm/hashing-v1:256:cosine" in line and "384" in line
+
+
+def long_paragraphs(word: str) -> str:
+    """Four paragraphs of about 3.8 KB each: far over MiniLM's 256 word pieces whatever the chunk size."""
+    words = " ".join(f"{word}{n} harbour shipwright tidewater" for n in range(100))
+    return "\n\n".join(f"Paragraph {n} runs on: {words}." for n in range(4))
+
+
+async def chunk_tokens(store: Store, base_uri: str) -> list[int]:
+    """The local model's token count of each stored chunk of the documents under ``base_uri``."""
+    rows = await store.read(
+        "MATCH (c:Chunk)-[:IN_DOCUMENT]->(d:Document) WHERE d.sourceUri STARTS WITH $base RETURN c.text AS text",
+        {"base": base_uri},
+        name="test.chunk_texts",
+    )
+    local = LocalEmbedder()
+    return [local.count_tokens(row["text"]) for row in rows]
+
+
+async def test_chunks_fit_the_window_by_default_and_no_fit_chunks_prints_how_many_were_cut(
+    bare_database: None, store: Store, tmp_path: Path
+) -> None:
+    assert cli("migrations", "apply").returncode == 0
+    (tmp_path / "fitted").mkdir()
+    (tmp_path / "fitted" / "long.md").write_text(long_paragraphs("lantern"), encoding="utf-8")
+    (tmp_path / "unfitted").mkdir()
+    (tmp_path / "unfitted" / "long.md").write_text(long_paragraphs("beacon"), encoding="utf-8")
+
+    fitted = cli("ingest", str(tmp_path / "fitted"), "--base-uri", "https://example.org/fitted/")
+    assert fitted.returncode == 0, fitted.stdout + fitted.stderr
+    assert "embedded by LocalEmbedder" in fitted.stdout and " cut" not in fitted.stdout
+    counts = await chunk_tokens(store, "https://example.org/fitted/")
+    assert len(counts) > 4 and max(counts) <= 256
+
+    unfitted_args = ("ingest", str(tmp_path / "unfitted"), "--base-uri", "https://example.org/unfitted/")
+    preview = cli(*unfitted_args, "--preview", "--no-fit-chunks")
+    assert preview.returncode == 0, preview.stdout + preview.stderr
+    ingested = cli(*unfitted_args, "--no-fit-chunks")
+    assert ingested.returncode == 0, ingested.stdout + ingested.stderr
+    over = sum(1 for count in await chunk_tokens(store, "https://example.org/unfitted/") if count > 256)
+    assert over > 0
+    assert f"{over} chunks cut: longer than the embedder reads, only their start would be embedded" in preview.stdout
+    assert f"{over} chunks cut: longer than the embedder reads, only their start was embedded" in ingested.stdout
+    assert "limit reached EmbedderWindow = 256" in ingested.stdout
