@@ -33,7 +33,13 @@ longer than the wait).
 
 from graphrag_orm.migrate.autogenerate import chain_for_embedding_set, initial_revision, next_revision, write_revision
 from graphrag_orm.migrate.chain import Chain
-from graphrag_orm.migrate.compare import SchemaCheck, SchemaDifference, check_schema, check_vector_index
+from graphrag_orm.migrate.compare import (
+    SchemaCheck,
+    SchemaDifference,
+    check_schema,
+    check_vector_index,
+    refuse_other_embedding_set,
+)
 from graphrag_orm.migrate.reports import ApplyReport, MigrationPlan, MigrationStatus, RevisionState
 from graphrag_orm.migrate.revisions import Revision, checksum_of
 from graphrag_orm.migrate.runner import Migrator
@@ -56,5 +62,6 @@ __all__ = [
     "initial_revision",
     "next_revision",
     "read_live_schema",
+    "refuse_other_embedding_set",
     "write_revision",
 ]

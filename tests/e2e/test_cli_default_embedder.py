@@ -111,3 +111,24 @@ async def test_chunks_fit_the_window_by_default_and_no_fit_chunks_prints_how_man
     assert f"{over} chunks cut: longer than the embedder reads, only their start would be embedded" in preview.stdout
     assert f"{over} chunks cut: longer than the embedder reads, only their start was embedded" in ingested.stdout
     assert "limit reached EmbedderWindow = 256" in ingested.stdout
+
+
+async def test_apply_refuses_to_replace_the_index_under_chunks_the_stand_in_embedded(
+    bare_database: None, store: Store
+) -> None:
+    assert cli("migrations", "apply", GRAPHRAG_EMBEDDING_MODEL="hashing").returncode == 0
+    ingested = cli("ingest", str(QUICKSTART), GRAPHRAG_EMBEDDING_MODEL="hashing")
+    assert ingested.returncode == 0, ingested.stdout + ingested.stderr
+
+    refused = cli("migrations", "apply")  # no variable: the local model's set
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    (line,) = [line for line in refused.stderr.splitlines() if line.strip()]
+    assert "(embedding-dimensions)" in line and "GRAPHRAG_EMBEDDING_MODEL" in line
+    assert "graphrag-orm/hashing-v1:256:cosine" in line and "all-MiniLM-L6-v2-int8:384:cosine" in line
+    journal = await store.read("MATCH (m:GraphRagMigration) RETURN m.revision AS revision", name="test.journal")
+    assert [row["revision"] for row in journal] == ["0001_lexical_schema"]
+    indexes = await store.read("SHOW VECTOR INDEXES YIELD options RETURN options", name="test.vector_indexes")
+    assert [row["options"]["indexConfig"]["vector.dimensions"] for row in indexes] == [256]
+    assert (
+        cli("ask", "How many items can a member borrow at a time?", GRAPHRAG_EMBEDDING_MODEL="hashing").returncode == 0
+    )
