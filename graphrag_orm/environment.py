@@ -3,10 +3,12 @@
 The CLI, the samples and scripts build their ``GraphRag`` here (:func:`graphrag_from_env`).
 ``GRAPHRAG_MODEL_MODE`` says which models may run:
 
-- ``offline`` (the default): the ``ExtractiveChat`` stand-in answers and the
-  ``HashingEmbedder`` stand-in embeds (the offline embedding set), or the local model
-  ``GRAPHRAG_EMBEDDING_MODEL`` names (``all-MiniLM-L6-v2-int8``, with the ``local``
-  extra). Nothing is sent anywhere: ``OPENAI_API_KEY`` being set changes nothing.
+- ``offline`` (the default): the ``ExtractiveChat`` stand-in answers; the local model
+  embeds (``all-MiniLM-L6-v2-int8``, 384 dimensions) when the ``local`` extra is
+  installed, with no variable set, else the ``HashingEmbedder`` stand-in (the offline
+  embedding set), whose label says the extra is missing. ``GRAPHRAG_EMBEDDING_MODEL``
+  names another local model, or ``hashing`` for the stand-in even with the extra
+  installed. Nothing is sent anywhere: ``OPENAI_API_KEY`` being set changes nothing.
 - ``live``: the provider ``GRAPHRAG_PROVIDER`` names. ``openai`` needs
   ``OPENAI_API_KEY`` (``OPENAI_BASE_URL`` optional); ``openai-compatible`` needs
   ``OPENAI_BASE_URL`` (the key optional). Answers from ``GRAPHRAG_CHAT_MODEL`` (default
@@ -48,7 +50,8 @@ from graphrag_orm.call_budget import BudgetedChat, BudgetedEmbedder, CallBudget
 from graphrag_orm.chat import ChatClient, Recorder
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder, Similarity
-from graphrag_orm.embeddings.local import LOCAL_MODELS
+from graphrag_orm.embeddings.local import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
+from graphrag_orm.embeddings.local import INSTALL_HINT, LOCAL_MODELS, LocalEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import ConfigurationError, ModelModeError
 from graphrag_orm.facade import GraphRag
@@ -60,6 +63,7 @@ from graphrag_orm.options import GraphRagOptions
 __all__ = [
     "DEFAULT_CHAT_MODEL",
     "DEFAULT_MAX_CALLS",
+    "HASHING_MODEL_NAME",
     "MAX_CALLS_BOUND",
     "RECORDING_FILE",
     "BudgetedChat",
@@ -83,7 +87,12 @@ MAX_CALLS_BOUND = 1000
 """The largest ``GRAPHRAG_MAX_CALLS``: a budget is a bound, not a way to turn bounds off."""
 RECORDING_FILE = "recordings.json"
 """The file ``GRAPHRAG_RECORDINGS`` means when it names a folder."""
+HASHING_MODEL_NAME = "hashing"
+"""The ``GRAPHRAG_EMBEDDING_MODEL`` value that picks the hashing stand-in (the offline set)."""
 _HASHING_LABEL = "HashingEmbedder (offline stand-in: feature hashing, not a semantic model)"
+_HASHING_FALLBACK_LABEL = (
+    f"HashingEmbedder (offline stand-in, not a semantic model: the local model is not installed, {INSTALL_HINT})"
+)
 
 
 class ModelMode(StrEnum):
@@ -226,11 +235,14 @@ def embedding_set_from_env(
     environ: Mapping[str, str] | None = None,
 ) -> EmbeddingSet:
     """The set named by the arguments, else by GRAPHRAG_EMBEDDING_MODEL and
-    GRAPHRAG_EMBEDDING_DIMENSIONS; neither gives the offline set. A local model's name
-    alone gives its set. Only one of the two otherwise, or dimensions that are not a
-    number, is ``ConfigurationError("invalid-option")``."""
+    GRAPHRAG_EMBEDDING_DIMENSIONS. Neither gives the default local model's set when the
+    ``local`` extra is installed, else the offline set; ``hashing`` (HASHING_MODEL_NAME)
+    gives the offline set. A local model's name alone gives its set. Only one of the two
+    otherwise, or dimensions that are not a number, is ``ConfigurationError("invalid-option")``."""
     environ = os.environ if environ is None else environ
     model = model or (environ.get("GRAPHRAG_EMBEDDING_MODEL") or "").strip() or None
+    if model is not None and model.lower() == HASHING_MODEL_NAME:
+        return OFFLINE_EMBEDDING_SET
     configured = environ.get("GRAPHRAG_EMBEDDING_DIMENSIONS")
     if dimensions is None and configured:
         try:
@@ -242,6 +254,8 @@ def embedding_set_from_env(
     if model in LOCAL_MODELS and dimensions is None:
         dimensions = LOCAL_MODELS[model].dimensions
     if model is None and dimensions is None:
+        if LocalEmbedder.available(DEFAULT_LOCAL_MODEL):
+            return EmbeddingSet(model=DEFAULT_LOCAL_MODEL, dimensions=LOCAL_MODELS[DEFAULT_LOCAL_MODEL].dimensions)
         return OFFLINE_EMBEDDING_SET
     if model is None or dimensions is None:
         raise ConfigurationError(
@@ -273,7 +287,9 @@ def _embedder(
 ) -> tuple[EmbeddingSet, Embedder, str]:
     embedding_set = embedding_set_from_env(environ=environ)
     if embedding_set is OFFLINE_EMBEDDING_SET:
-        return embedding_set, HashingEmbedder(embedding_set.dimensions), _HASHING_LABEL
+        chosen = (environ.get("GRAPHRAG_EMBEDDING_MODEL") or "").strip().lower() == HASHING_MODEL_NAME
+        label = _HASHING_LABEL if chosen else _HASHING_FALLBACK_LABEL
+        return embedding_set, HashingEmbedder(embedding_set.dimensions), label
     if embedding_set.model in LOCAL_MODELS:
         from graphrag_orm.embeddings import LocalEmbedder
 

@@ -6,8 +6,12 @@
 # PyPI (not requirements/lock.txt), checks every module of the source tree imports from
 # the wheel, then from a temp folder outside the repository runs: graphrag-orm --version,
 # neo4j start (a free port, a home of its own; skipped when NEO4J_URI is set: that server
-# is used), migrations apply, ingest of markdown files it writes, ask (offline stand-ins:
-# the cited sentence and the citations table must be printed), reset, neo4j stop.
+# is used), then, with no embedding variable set, as the README's first steps: migrations
+# apply (it must build the local model's 384-dimension vector index), ingest of markdown
+# files it writes, one with paragraphs far longer than the model reads (the preview must
+# count with the model's tokenizer, the receipt say 0 chunks cut), ask (the ExtractiveChat
+# stand-in answers: the cited sentence and the citations table must be printed, and the
+# local model embedded), reset, neo4j stop.
 # The user's data directory is a temp folder too (XDG_DATA_HOME), so the server's
 # launcher, pom and jars are laid out as on a machine that never saw the repository
 # (Maven's own cache, ~/.m2, is shared: the jars are copied from it, not downloaded again).
@@ -119,9 +123,11 @@ else
   "$cli" neo4j status --home-dir "$home" | grep -q "NEO4J_URI=$NEO4J_URI" || fail "status did not print $NEO4J_URI"
 fi
 
-step "migrations apply"
-"$cli" migrations apply
-"$cli" migrations status
+step "migrations apply (no embedding variable: the local model's set)"
+"$cli" migrations apply | tee "$work/apply.txt"
+grep -q "all-MiniLM-L6-v2-int8:384:cosine" "$work/apply.txt" || fail "migrations apply did not take the local model's set"
+"$cli" migrations status | tee "$work/status.txt"
+grep -q "embedding_384_cosine_.*applied" "$work/status.txt" || fail "no applied revision builds the 384-dimension index"
 
 cat > "$work/docs/ferries.md" <<'EOF'
 # Ferries of the harbour
@@ -141,12 +147,33 @@ cat > "$work/docs/market.md" <<'EOF'
 The fish market opens at five in the morning on weekdays.
 EOF
 
-step "ingest $work/docs"
-"$cli" ingest "$work/docs" | tee "$work/ingest.txt"
-grep -q "3 ingested" "$work/ingest.txt" || fail "ingest did not report 3 documents ingested"
+"$work/venv/bin/python" - "$work/docs/lighthouse.md" <<'EOF'
+import sys
+words = " ".join(f"lantern{n} keeper shipwright tidewater" for n in range(100))
+paragraphs = [f"Paragraph {n} of the lighthouse log runs on: {words}." for n in range(4)]
+open(sys.argv[1], "w", encoding="utf-8").write("# The lighthouse log\n\n" + "\n\n".join(paragraphs) + "\n")
+EOF
 
-step "ask (offline stand-ins)"
+step "ingest --preview $work/docs (the local model's tokenizer counts)"
+"$cli" ingest "$work/docs" --preview | tee "$work/preview.txt"
+grep -q "input tokens (counted)" "$work/preview.txt" || fail "the preview did not count with the model's tokenizer"
+grep -q "embedded by LocalEmbedder" "$work/preview.txt" || fail "the preview did not name the local model"
+
+step "ingest $work/docs (no chunk longer than the model reads)"
+"$cli" ingest "$work/docs" --json > "$work/receipt.json"
+"$work/venv/bin/python" - "$work/receipt.json" <<'EOF' || fail "the receipt: $(cat "$work/receipt.json")"
+import json, sys
+receipt = json.load(open(sys.argv[1], encoding="utf-8"))
+ingested = [d for d in receipt["documents"] if d["status"] == "Ingested"]
+assert len(ingested) == 4, f"{len(ingested)} of 4 documents ingested"
+assert receipt["chunksOverWindow"] == 0, f"{receipt['chunksOverWindow']} chunks cut"
+assert not [limit for limit in receipt["limitsReached"] if limit["name"] == "EmbedderWindow"], receipt["limitsReached"]
+print(f"wheel-check: 4 ingested, {receipt['chunksWritten']} chunks, 0 cut")
+EOF
+
+step "ask (the ExtractiveChat stand-in answers; the local model embeds)"
 "$cli" ask "How many items can a member borrow at a time?" | tee "$work/ask.txt"
+grep -q "embedded by LocalEmbedder" "$work/ask.txt" || fail "ask did not name the local model"
 grep -q "Members can borrow up to twelve items at a time." "$work/ask.txt" || fail "the answer does not quote the sentence"
 grep -q "citations" "$work/ask.txt" || fail "no citations table was printed"
 grep -q "The harbour library" "$work/ask.txt" || fail "the citation does not name its document"
@@ -192,8 +219,8 @@ if [ -n "$started_server" ]; then
 fi
 
 # The demo as a newcomer runs it: examples/ copied outside the repository, the installed
-# wheel (with its local model), a server of its own (the demo's chain is the local
-# model's, so it never shares the database above).
+# wheel (with its local model), a server of its own (the demo's chain is its own, so it
+# never shares the database above).
 step "the recall demo (examples/ copied to $work/examples) on a server of its own"
 cp -r "$repo/examples" "$work/examples"
 find "$work/examples" -name __pycache__ -prune -exec rm -rf {} +

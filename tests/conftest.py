@@ -17,7 +17,11 @@ from tests.support.fixtures import openai_server  # noqa: F401  (the loopback mo
 
 # The suite never reaches a provider: offline mode and no key, for this process and every
 # subprocess it starts, unless a test sets its own (monkeypatch, or a subprocess's env).
+# The hashing stand-in embeds, named: the dev venv has the local extra, which would be the
+# default; the tests of that default set their own environment.
 os.environ["GRAPHRAG_MODEL_MODE"] = "offline"
+os.environ["GRAPHRAG_EMBEDDING_MODEL"] = "hashing"
+os.environ.pop("GRAPHRAG_EMBEDDING_DIMENSIONS", None)
 for _variable in ("OPENAI_API_KEY", "GRAPHRAG_PROVIDER", "GRAPHRAG_RECORDINGS", "GRAPHRAG_MAX_CALLS"):
     os.environ.pop(_variable, None)
 

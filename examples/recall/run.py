@@ -59,7 +59,7 @@ from graphrag_orm.facade import GraphRag  # noqa: E402
 from graphrag_orm.ingestion import IngestionOptions  # noqa: E402
 from graphrag_orm.layout import Layout  # noqa: E402
 from graphrag_orm.localdb import LocalDbSettings, start  # noqa: E402
-from graphrag_orm.migrate import Chain, Migrator, next_revision  # noqa: E402
+from graphrag_orm.migrate import Chain, Migrator, chain_for_embedding_set  # noqa: E402
 from graphrag_orm.options import GraphRagOptions  # noqa: E402
 from graphrag_orm.retrieval import Retrievers  # noqa: E402
 from graphrag_orm.sources import Sources  # noqa: E402
@@ -147,16 +147,7 @@ def chain_for(embedding_set: EmbeddingSet) -> Chain:
     chain = Chain.load(HERE / "migrations")
     if embedding_set == OFFLINE_EMBEDDING_SET:
         return chain
-    revision = next_revision(
-        chain,
-        Layout.DEFAULT,
-        embedding_set,
-        BIKES,
-        revision=f"0003_{embedding_set.vector_index_name}",
-        message=f"the chunk vector index for {embedding_set.id}",
-    )
-    revisions = [*chain.revisions, revision] if revision is not None else list(chain.revisions)
-    return Chain.from_revisions(revisions, source=f"{chain.source} + {embedding_set.id}")
+    return chain_for_embedding_set(chain, embedding_set, Layout.DEFAULT, BIKES)
 
 
 def models() -> tuple[ChatClient, ChatClient, str]:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -112,6 +113,7 @@ def ask(
         print_json(with_sources(AnswerExport.to_json(answer)))
     else:
         show_answer(answer, choice.chat_label)
+        console.print(f"[dim]embedded by {escape(choice.embedder_label)}[/]", soft_wrap=True)
         if export is not None:
             console.print(f"[dim]exported to {export}[/]")
     if answer.disposition != Disposition.ANSWERED:

@@ -1,5 +1,9 @@
-"""``graphrag-orm ingest PATH... [--base-uri] [--preview] [--json] [--lease-seconds] [--wait-for-leases] [--ontology]``
-and ``graphrag-orm search``.
+"""``graphrag-orm ingest PATH... [--base-uri] [--preview] [--json] [--lease-seconds] [--wait-for-leases]
+[--no-fit-chunks] [--ontology]`` and ``graphrag-orm search``.
+
+Chunks are sized to the embedder's window, counted with its own tokenizer, so no text
+goes unembedded; ``--no-fit-chunks`` keeps the chunker's own sizes, and a line then says
+how many chunks are longer than the embedder reads (embedded in part).
 
 The exit code is 1 when a document failed, in table and ``--json`` mode alike; when
 the model endpoint is not reachable (``model-unreachable``) that is also said once on
@@ -104,12 +108,22 @@ def _interrupted(sources: list[Source], settled: dict[str, DocumentOutcome]) -> 
     raise typer.Exit(130)
 
 
-def _options(lease_seconds: float | None, wait_for_leases: float) -> GraphRagOptions:
+def _options(lease_seconds: float | None, wait_for_leases: float, fit_chunks: bool) -> GraphRagOptions:
     """The ingestion options the flags set (``ConfigurationError("invalid-option")`` outside their bounds)."""
     fields: dict[str, float] = {"wait_for_leases_seconds": wait_for_leases}
     if lease_seconds is not None:
         fields["lease_duration_seconds"] = lease_seconds
-    return GraphRagOptions(ingestion=IngestionOptions(**fields))
+    return GraphRagOptions(ingestion=IngestionOptions(**fields, fit_chunks_to_embedder=fit_chunks))
+
+
+def _over_window(chunks: int, verb: str) -> None:
+    """One line when chunks are longer than the embedder reads (fitting turned off): how many, and the flag."""
+    if chunks:
+        console.print(
+            f"[yellow]{chunks} chunk{'' if chunks == 1 else 's'} cut[/]: longer than the embedder reads, only "
+            f"their start {verb} embedded (--no-fit-chunks; by default chunks fit the embedder's window)",
+            soft_wrap=True,
+        )
 
 
 def ingest(
@@ -126,6 +140,12 @@ def ingest(
         "--wait-for-leases",
         help="Seconds to keep trying documents another worker holds, until released or expired (many workers, one manifest).",
     ),
+    fit_chunks: bool = typer.Option(
+        True,
+        "--fit-chunks/--no-fit-chunks",
+        help="Size chunks to the embedder's window, counted with its tokenizer (default), or keep the chunker's "
+        "sizes and embed only the start of longer chunks (the count is printed).",
+    ),
     ontology: str | None = OntologyOption,
 ) -> None:
     """Ingest documents: one transaction per document, leases, a receipt (with --ontology, extraction too)."""
@@ -133,7 +153,7 @@ def ingest(
     sources = _collected(paths, base_uri, patterns).sources
     chosen = load_ontology(ontology)
     try:
-        options = _options(lease_seconds, wait_for_leases)
+        options = _options(lease_seconds, wait_for_leases, fit_chunks)
         rag, choice = graphrag_from_env(options=options, ontology=chosen)
     except GraphRagError as error:
         fail(error.message, error.code)
@@ -190,19 +210,23 @@ def ingest(
             if result.failed:
                 raise typer.Exit(1)
         return
+    embedded_by = f"[dim]embedded by {escape(choice.embedder_label)}[/]"
     if isinstance(result, IngestionPreview):
         console.print(preview_table(result))
         counted = "counted" if result.tokens_counted else "estimated at 4 bytes per token"
         console.print(
             f"{result.chunks} chunks, {result.embedding_calls} embedding calls, {result.input_tokens} input tokens ({counted})"
         )
+        console.print(embedded_by, soft_wrap=True)
+        _over_window(result.chunks_over_window, "would be")
         return
     console.print(receipt_table(result))
     console.print(
         f"{result.status.value}: {result.ingested} ingested, {result.unchanged} unchanged, {result.failed} failed; "
-        f"{result.chunks_written} chunks, {result.embedding_calls} embedding calls in {result.elapsed_seconds:.1f} s "
-        f"[dim]({choice.embedder_label})[/]"
+        f"{result.chunks_written} chunks, {result.embedding_calls} embedding calls in {result.elapsed_seconds:.1f} s"
     )
+    console.print(embedded_by, soft_wrap=True)
+    _over_window(result.chunks_over_window, "was")
     if chosen is not None:
         console.print(f"[dim]extraction by {choice.chat_label}[/]")
     for limit in result.limits_reached:

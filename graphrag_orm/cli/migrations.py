@@ -11,19 +11,23 @@ from rich.table import Table
 
 from graphrag_orm.cli._common import OntologyOption, console, fail, load_ontology, run, with_database
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.embeddings.sets import Similarity
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET, EmbeddingSet, Similarity
 from graphrag_orm.environment import embedding_set_from_env
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import (
+    ApplyReport,
     Chain,
     Migrator,
     RevisionState,
     SchemaCheck,
+    chain_for_embedding_set,
     initial_revision,
     next_revision,
+    refuse_other_embedding_set,
     write_revision,
 )
 from graphrag_orm.migrate.lock import DEFAULT_LOCK_WAIT_SECONDS, MAX_LOCK_WAIT_SECONDS
+from graphrag_orm.store import Store
 
 __all__ = ["LAYOUTS", "apply", "check", "downgrade", "init", "plan", "revision", "status"]
 
@@ -32,7 +36,8 @@ app = typer.Typer(help="Reviewed schema migrations.", no_args_is_help=True)
 DirOption = typer.Option(
     None,
     "--dir",
-    help="The chain's folder (default GRAPHRAG_MIGRATIONS_DIR, else the toolkit's own chain).",
+    help="The chain's folder (default GRAPHRAG_MIGRATIONS_DIR, else the toolkit's own chain with the vector "
+    "index of the configured embedding set: GRAPHRAG_EMBEDDING_MODEL, the local model by default).",
 )
 LAYOUTS = {"default": Layout.DEFAULT, "neo4j-graphrag": Layout.NEO4J_GRAPHRAG}
 LockWaitOption = typer.Option(
@@ -45,10 +50,23 @@ LockWaitOption = typer.Option(
 
 
 def _chain(directory: Path | None) -> Chain:
+    """The chain given (``--dir``, else GRAPHRAG_MIGRATIONS_DIR), as written; else the toolkit's own
+    chain and, for an embedding set other than the offline one, the derived revision that swaps
+    its vector index for the configured set's (:func:`chain_for_embedding_set`)."""
+    return _chain_and_derived_set(directory)[0]
+
+
+def _chain_and_derived_set(directory: Path | None) -> tuple[Chain, EmbeddingSet | None]:
+    """The chain (:func:`_chain`) and the set its derived revision builds the index of (None: no such revision)."""
     configured = directory or (
         Path(os.environ["GRAPHRAG_MIGRATIONS_DIR"]) if os.environ.get("GRAPHRAG_MIGRATIONS_DIR") else None
     )
-    return Chain.load(configured)
+    if configured is not None:
+        return Chain.load(configured), None
+    toolkit, embedding_set = Chain.load(None), embedding_set_from_env()
+    chain = chain_for_embedding_set(toolkit, embedding_set)
+    derived = embedding_set if embedding_set != OFFLINE_EMBEDDING_SET and chain is not toolkit else None
+    return chain, derived
 
 
 ModelOption = typer.Option(None, "--model", help="Embedding model (default GRAPHRAG_EMBEDDING_MODEL).")
@@ -141,15 +159,20 @@ def apply(
     lock_wait: float = LockWaitOption,
 ) -> None:
     """Apply pending revisions in order and wait until every index is ONLINE (one process at a time)."""
-    chain = _chain(directory)
+    chain, derived = _chain_and_derived_set(directory)
+    console.print(f"chain: {chain.source}", markup=False, soft_wrap=True)
+
+    async def work(store: Store) -> ApplyReport:
+        migrator = Migrator(store, chain, index_timeout_seconds=timeout, lock_wait_seconds=lock_wait)
+        if derived is not None:
+            # The derived revision replaces the stand-in's index: never under chunks another set embedded.
+            state = {item.revision: item.state for item in (await migrator.status()).revisions}
+            if state.get(chain.head or "") == RevisionState.PENDING:
+                await refuse_other_embedding_set(store, Layout.DEFAULT, derived)
+        return await migrator.apply(target)
+
     with console.status("applying migrations..."):
-        report = run(
-            with_database(
-                lambda store: Migrator(store, chain, index_timeout_seconds=timeout, lock_wait_seconds=lock_wait).apply(
-                    target
-                )
-            )
-        )
+        report = run(with_database(work))
     if report.applied:
         console.print(
             f"applied {', '.join(report.applied)} ({report.statements} statements, indexes online after {report.waited_seconds:.1f} s)"

@@ -33,8 +33,9 @@ class Embedder(Protocol):
 
     - ``max_input_tokens: int | None``: the most tokens the model reads of one text (its
       window); the rest of a longer text is not embedded. ``None`` (or absent) means no
-      known bound. Ingestion reports chunks over it in the receipt (``EmbedderWindow``),
-      and can keep chunks within it (``IngestionOptions.fit_chunks_to_embedder``).
+      known bound. Ingestion keeps chunks within it by default
+      (``IngestionOptions.fit_chunks_to_embedder``); with that off, it reports chunks
+      over it in the receipt (``EmbedderWindow``).
     - ``count_tokens(text) -> int``: the tokens the model's own tokenizer makes of
       ``text``, special tokens included, as compared with ``max_input_tokens``. Without
       it, tokens are estimated at four UTF-8 bytes each.

@@ -16,9 +16,10 @@ Models (``LocalEmbedder(model=...)``):
   package, weights in its wheel), averaged and normalised. 256 dimensions, reads the
   whole text. Faster, weaker (see docs/embeddings.md for the measurements).
 
-Importing this module is cheap: ONNX Runtime, tokenizers and wordllama are imported
-when the first embedder of a model is built, and one loaded model is shared by every
-``LocalEmbedder`` of the same model and threads in the process.
+Importing this module, and building an embedder, is cheap: ONNX Runtime, tokenizers and
+wordllama are imported when an embedder of a model first counts or embeds, and one
+loaded model is shared by every ``LocalEmbedder`` of the same model and threads in the
+process.
 """
 
 from __future__ import annotations
@@ -277,9 +278,9 @@ class LocalEmbedder:
     L2-normalised. One batch of a model runs at a time in the process; ``threads``
     sets ONNX Runtime's intra-op threads (default: its own choice, the machine's
     cores). A text longer than ``max_input_tokens`` word pieces (256 for MiniLM) is
-    embedded from its first 256 pieces only: ingestion reports such chunks in the
-    receipt (``EmbedderWindow``) and can keep chunks within the window
-    (``IngestionOptions(fit_chunks_to_embedder=True)``). ``input_tokens`` of the
+    embedded from its first 256 pieces only: ingestion keeps chunks within the window
+    by default (``IngestionOptions.fit_chunks_to_embedder``), and with that off reports
+    such chunks in the receipt (``EmbedderWindow``). ``input_tokens`` of the
     result counts the pieces read, special tokens included.
     """
 
@@ -312,7 +313,15 @@ class LocalEmbedder:
         self.batch_size = batch_size
         self.threads = threads
         self.label = f"LocalEmbedder {spec.description}, on this CPU"
-        self._runtime = _runtime(spec.name, threads)
+        # Loaded when first used, so that building the default embedder (every CLI command
+        # does) costs no import; a missing package still fails here, as one coded line.
+        self._loaded: _Runtime | None = None if LocalEmbedder.available(spec.name) else _runtime(spec.name, threads)
+
+    @property
+    def _runtime(self) -> _Runtime:
+        if self._loaded is None:
+            self._loaded = _runtime(self.model_name, self.threads)
+        return self._loaded
 
     @property
     def model(self) -> str:

@@ -46,7 +46,8 @@ class IngestionOptions(Options):
     )
     write_attempts: int = Field(3, ge=1, le=10, description="tries of a document's transaction on transient errors")
     fit_chunks_to_embedder: bool = Field(
-        False,
-        description="cut chunks to the embedder's max_input_tokens, counted with its own tokenizer "
-        "(count_tokens) when it has one; off, chunks over it are reported in the receipt (EmbedderWindow)",
+        True,
+        description="size chunks to the embedder's max_input_tokens, counted with its own tokenizer "
+        "(count_tokens) when it has one, so no text goes unembedded; off, chunks over it are embedded "
+        "in part and counted in the receipt (chunks_over_window, EmbedderWindow)",
     )

@@ -3,9 +3,9 @@
 A document is chunked before its lease is taken: one of more than
 ``max_chunks_per_document`` chunks fails with ``document-too-large`` before any model
 call. An embedder that declares a window (``max_input_tokens``) reads only the start of a
-longer chunk: such chunks are counted (with the embedder's ``count_tokens``, else
-estimated at four UTF-8 bytes a token); ``IngestionOptions(fit_chunks_to_embedder=True)``
-cuts chunks to the window instead.
+longer chunk, so by default (``IngestionOptions.fit_chunks_to_embedder``) the chunker sizes
+chunks to the window, measured with the embedder's ``count_tokens`` (else estimated at four
+UTF-8 bytes a token). With fitting off, chunks over the window are counted instead.
 """
 
 from __future__ import annotations

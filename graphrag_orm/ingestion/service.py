@@ -41,9 +41,10 @@ from typing import Any, TypeVar
 
 from neo4j.exceptions import DriverError, Neo4jError
 
-from graphrag_orm.chunking import Chunker, ChunkPlan, plan_ids
+from graphrag_orm.chunking import Chunker, ChunkPlan, EmbedderTokenCounter, plan_ids
 from graphrag_orm.codes import DocumentErrorCode, ErrorCode, LimitName
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
+from graphrag_orm.embeddings.base import token_count_function
 from graphrag_orm.embeddings.validation import validate_usage
 from graphrag_orm.errors import ConfigurationError, DocumentFailure, GraphRagError
 from graphrag_orm.extraction.grounding import DocumentKnowledge, ExtractionChunk
@@ -477,11 +478,15 @@ class IngestionService:
     async def preview(self, sources: Iterable[Source]) -> IngestionPreview:
         """What ``ingest`` would do: load, check unchanged (a read), chunk, count calls and tokens.
 
-        Writes nothing. Tokens are counted with the token counter when one is set,
-        else estimated at four UTF-8 bytes per token (``tokens_counted`` says which).
+        Writes nothing. Tokens are counted with the token counter when one is set, else
+        with the embedder's own tokenizer when it has one (``count_tokens``), else
+        estimated at four UTF-8 bytes per token (``tokens_counted`` says which).
         """
         chosen, limits = self._bounded(sources)
-        return await self._previewer.preview(chosen, limits, self.token_counter)
+        counter = self.token_counter
+        if counter is None and token_count_function(self.embedder) is not None:
+            counter = EmbedderTokenCounter(self.embedder)
+        return await self._previewer.preview(chosen, limits, counter)
 
     @property
     def chunk_bound(self) -> int:

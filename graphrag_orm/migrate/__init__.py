@@ -31,9 +31,15 @@ overwritten), ``migration-in-progress`` (another process held the migration lock
 longer than the wait).
 """
 
-from graphrag_orm.migrate.autogenerate import initial_revision, next_revision, write_revision
+from graphrag_orm.migrate.autogenerate import chain_for_embedding_set, initial_revision, next_revision, write_revision
 from graphrag_orm.migrate.chain import Chain
-from graphrag_orm.migrate.compare import SchemaCheck, SchemaDifference, check_schema, check_vector_index
+from graphrag_orm.migrate.compare import (
+    SchemaCheck,
+    SchemaDifference,
+    check_schema,
+    check_vector_index,
+    refuse_other_embedding_set,
+)
 from graphrag_orm.migrate.reports import ApplyReport, MigrationPlan, MigrationStatus, RevisionState
 from graphrag_orm.migrate.revisions import Revision, checksum_of
 from graphrag_orm.migrate.runner import Migrator
@@ -49,11 +55,13 @@ __all__ = [
     "RevisionState",
     "SchemaCheck",
     "SchemaDifference",
+    "chain_for_embedding_set",
     "check_schema",
     "check_vector_index",
     "checksum_of",
     "initial_revision",
     "next_revision",
     "read_live_schema",
+    "refuse_other_embedding_set",
     "write_revision",
 ]

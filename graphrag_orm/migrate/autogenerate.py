@@ -18,7 +18,7 @@ from graphrag_orm.migrate.chain import Chain
 from graphrag_orm.migrate.revisions import Revision
 from graphrag_orm.schema import CreateStep, DropStep, MigrationStep, Schema, SchemaContributor
 
-__all__ = ["initial_revision", "next_revision", "write_revision"]
+__all__ = ["chain_for_embedding_set", "initial_revision", "next_revision", "write_revision"]
 
 
 def initial_revision(
@@ -70,6 +70,32 @@ def next_revision(
     if not drops and not creates:
         return None
     return Revision.new(revision, chain.head, message, [*drops, *creates])
+
+
+def chain_for_embedding_set(
+    chain: Chain,
+    embedding_set: EmbeddingSet,
+    layout: Layout = Layout.DEFAULT,
+    ontology: SchemaContributor | None = None,
+) -> Chain:
+    """``chain``, or ``chain`` and one more revision that swaps its chunk vector index for ``embedding_set``'s.
+
+    The revision is derived, the same for the same chain and set (``<NNNN>_<index name>``,
+    so its checksum is stable): the toolkit's own chain and the samples use it so that one
+    ``migrations apply`` builds the index of the configured set. An application's chain
+    is written and reviewed instead (:func:`next_revision`, ``migrations revision``).
+    """
+    revision = next_revision(
+        chain,
+        layout,
+        embedding_set,
+        ontology,
+        revision=f"{len(chain.revisions) + 1:04d}_{embedding_set.vector_index_name}",
+        message=f"the chunk vector index for {embedding_set.id}",
+    )
+    if revision is None:
+        return chain
+    return Chain.from_revisions([*chain.revisions, revision], source=f"{chain.source} + {embedding_set.id}")
 
 
 def write_revision(directory: Path, revision: Revision) -> Path:

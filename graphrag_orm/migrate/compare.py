@@ -32,6 +32,7 @@ __all__ = [
     "equivalents",
     "matches",
     "refuse_conflicts",
+    "refuse_other_embedding_set",
 ]
 
 #: The migration machinery's own constraints: made by ``apply`` without a revision, never "unexpected".
@@ -159,6 +160,13 @@ def _indexes_embedding(expected: VectorIndex, actual: LiveDefinition) -> bool:
     return (kind, labels) == expected.signature()[:2] and props[:1] == (expected.property,)
 
 
+_CHOOSING_THE_SET = (
+    "use the set the graph was built with (the command line and graphrag_from_env read "
+    "GRAPHRAG_EMBEDDING_MODEL and GRAPHRAG_EMBEDDING_DIMENSIONS, `hashing` for the stand-in, the local model "
+    "when unset; code passes GraphRag(embedding_set=...))"
+)
+
+
 async def check_vector_index(store: Store, layout: Layout, embedding_set: EmbeddingSet) -> None:
     """Refuse a chunk vector index that ingestion could not write or retrieval could not search.
 
@@ -188,8 +196,8 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
         raise SchemaMismatch(
             ErrorCode.EMBEDDING_DIMENSIONS,
             f"the vector index {actual.name} holds {actual.detail.get('dimensions')}-dimensional vectors but the "
-            f"embedding set {embedding_set.id} has {expected.dimensions}; re-embed through a reviewed migration "
-            "(graphrag-orm migrations revision) or use the set the graph was built with",
+            f"embedding set {embedding_set.id} has {expected.dimensions}; {_CHOOSING_THE_SET}, or re-embed "
+            "(graphrag-orm reembed, or a reviewed migration: graphrag-orm migrations revision)",
         )
     if actual.name != expected.name:
         # Same dimensions under another name is usually another model's vectors: retrieval would search
@@ -197,6 +205,31 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
         raise SchemaMismatch(
             ErrorCode.EQUIVALENT_SCHEMA,
             f"the vector index on :{expected.label}({expected.property}) is {actual.name}, but the embedding set "
-            f"{embedding_set.id} expects {expected.name}; connect with the set the graph was built with, or, if "
+            f"{embedding_set.id} expects {expected.name}; {_CHOOSING_THE_SET}, or, if "
             f"{actual.name} holds this set's vectors, name it in the layout (Layout.replace(vector_index=...))",
+        )
+
+
+async def refuse_other_embedding_set(store: Store, layout: Layout, embedding_set: EmbeddingSet) -> None:
+    """Refuse to build ``embedding_set``'s vector index over chunks that another set embedded.
+
+    Replacing the index would leave their vectors unsearched, so a chunk holding a vector
+    recorded under another set (or none) is ``SchemaMismatch("embedding-dimensions")``, one
+    line naming both sets and how to choose the set. Reads one row: the first such chunk's
+    set id, never a vector.
+    """
+    chunk = layout.chunk_label
+    found = await store.read(
+        f"MATCH (c:`{chunk}`) WHERE c.`{layout.chunk_embedding_property}` IS NOT NULL "
+        "AND coalesce(c.embeddingSetId, '') <> $set RETURN coalesce(c.embeddingSetId, '(none)') AS other LIMIT 1",
+        {"set": embedding_set.id},
+        name="migrate.other_embedding_set",
+    )
+    if found.records:
+        other = found.records[0]["other"]
+        raise SchemaMismatch(
+            ErrorCode.EMBEDDING_DIMENSIONS,
+            f"the graph holds chunks embedded with {other}, and applying would replace their vector index with "
+            f"the one for {embedding_set.id} ({embedding_set.dimensions} dimensions); {_CHOOSING_THE_SET}, "
+            "or re-embed (graphrag-orm reembed, or a reviewed migration: graphrag-orm migrations revision)",
         )

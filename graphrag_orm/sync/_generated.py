@@ -116,8 +116,9 @@ class SyncIngestionService:
     def preview(self, sources: Iterable[Source]) -> IngestionPreview:
         """What ``ingest`` would do: load, check unchanged (a read), chunk, count calls and tokens.
 
-        Writes nothing. Tokens are counted with the token counter when one is set,
-        else estimated at four UTF-8 bytes per token (``tokens_counted`` says which).
+        Writes nothing. Tokens are counted with the token counter when one is set, else
+        with the embedder's own tokenizer when it has one (``count_tokens``), else
+        estimated at four UTF-8 bytes per token (``tokens_counted`` says which).
 
         Runs ``IngestionService.preview`` on the sync loop and blocks until it ends.
         """

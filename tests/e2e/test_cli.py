@@ -23,6 +23,7 @@ def cli(*args: str, env: dict[str, str] | None = None, check: bool = False) -> s
     environment = {**os.environ, "COLUMNS": "160"}
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHRAG_EMBEDDING_MODEL", "GRAPHRAG_EMBEDDING_DIMENSIONS"):
         environment.pop(name, None)  # never a paid model by accident: only what a test names
+    environment["GRAPHRAG_EMBEDDING_MODEL"] = "hashing"  # the stand-in, named: the suite's schema is its set
     environment.update(env or {})
     result = subprocess.run([CLI, *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
     if check:

@@ -38,6 +38,7 @@ def server_environment() -> dict[str, str]:
     """The suite's Neo4j, and no model named: the command runs with the offline stand-ins."""
     environment = {key: value for key, value in os.environ.items() if key not in _MODEL_VARIABLES}
     environment["NO_PROXY"] = environment["no_proxy"] = "127.0.0.1,localhost"
+    environment["GRAPHRAG_EMBEDDING_MODEL"] = "hashing"  # the stand-in, named: the suite's schema is its set
     return environment
 
 

@@ -652,6 +652,7 @@ def test_graphrag_orm_serve_answers_over_http_and_stops_cleanly(corpus: None, op
     for name in ("GRAPHRAG_EMBEDDING_MODEL", "GRAPHRAG_EMBEDDING_DIMENSIONS"):
         environment.pop(name, None)
     environment.update(
+        GRAPHRAG_EMBEDDING_MODEL="hashing",
         GRAPHRAG_MODEL_MODE="live",
         GRAPHRAG_PROVIDER="openai-compatible",
         OPENAI_BASE_URL=openai_server.url,

@@ -62,7 +62,8 @@ async def test_chunks_over_the_embedders_window_are_reported_in_the_receipt_and_
     embedder = WindowedHashing(200)
     expected = sum(1 for text in default_chunk_texts() if math.ceil(len(text.encode()) / 4) > 200)
     assert expected > 0
-    ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, embedder)
+    unfitted = IngestionOptions(fit_chunks_to_embedder=False)  # the old behaviour, forced
+    ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, embedder, options=unfitted)
 
     preview = await ingestion.preview([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
     assert preview.chunks_over_window == expected
@@ -121,11 +122,39 @@ async def test_default_2kib_chunks_of_a_novel_exceed_minilms_window_and_the_rece
     over = [text for text in texts if local.count_tokens(text) > 256]
     assert len(over) >= len(texts) // 2  # most 2 KiB chunks of prose are longer than 256 word pieces
     embedding_set: EmbeddingSet = local.embedding_set()
-    ingestion = IngestionService(store, MODEL, embedding_set, local)
+    unfitted = IngestionOptions(fit_chunks_to_embedder=False)  # the old behaviour, forced
+    ingestion = IngestionService(store, MODEL, embedding_set, local, options=unfitted)
     receipt = await ingestion.ingest([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
     assert receipt.failed == 0 and receipt.chunks_written == len(texts)
     assert receipt.chunks_over_window == len(over)
     assert Limit(name=LimitName.EMBEDDER_WINDOW, value=256) in receipt.limits_reached
+
+
+def long_sentences() -> str:
+    """Sentences of about 400 word pieces each, far over MiniLM's window of 256."""
+    words = " ".join(f"lantern{n} harbour shipwright tidewater" for n in range(100))
+    return "\n\n".join(f"Paragraph {n} runs on: {words}." for n in range(4))
+
+
+@needs_model
+async def test_by_default_no_chunk_exceeds_the_window_counted_with_the_models_tokenizer(
+    local_schema: None, store: Store, local: LocalEmbedder
+) -> None:
+    text = long_sentences()
+    ingestion = IngestionService(store, MODEL, local.embedding_set(), local)  # default options
+    assert ingestion.options.fit_chunks_to_embedder
+    source = Sources.text("long-sentences", text)
+
+    preview = await ingestion.preview([source])
+    assert preview.tokens_counted and preview.chunks_over_window == 0
+
+    receipt = await ingestion.ingest([source])
+    assert receipt.failed == 0 and receipt.chunks_over_window == 0
+    assert not any(limit.name == LimitName.EMBEDDER_WINDOW for limit in receipt.limits_reached)
+    rows = await store.read("MATCH (c:Chunk) RETURN c.text AS text", name="test.chunks")
+    counts = [local.count_tokens(row["text"]) for row in rows]
+    assert len(counts) == receipt.chunks_written > 4 and max(counts) <= 256
+    assert preview.input_tokens == sum(counts)  # the preview counted with the same tokenizer
 
 
 QUESTIONS = [

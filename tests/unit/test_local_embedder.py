@@ -205,7 +205,7 @@ async def test_local_embedder_runs_batches_of_at_most_batch_size_off_the_event_l
         def count(self, text: str) -> int:
             return runtime.count(text)
 
-    embedder._runtime = Recording()
+    embedder._loaded = Recording()
     texts = [f"sentence number {'x' * i}" for i in range(8)]
     vectors = await embedder.embed(texts)
     assert sizes == [3, 3, 2] and not any(loop_thread)

@@ -12,7 +12,7 @@ import pytest
 
 from graphrag_orm.chat import ChatMessage, ChatRequest, ExtractiveChat, OpenAIChat, RecordingChat
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.embeddings import HashingEmbedder
+from graphrag_orm.embeddings import HashingEmbedder, LocalEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.environment import (
     DEFAULT_MAX_CALLS,
@@ -33,12 +33,16 @@ def ask(text: str) -> ChatRequest:
 
 
 def test_offline_is_the_default_and_a_key_being_set_changes_nothing() -> None:
+    # The dev venv has the local extra: the local model embeds by default (tests/unit/test_default_embedder.py).
     for environ in ({}, {"OPENAI_API_KEY": KEY}, {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}):
         choice = models_from_env(environ)
         assert choice.mode == ModelMode.OFFLINE
         assert isinstance(choice.chat, ExtractiveChat) and "stand-in" in choice.chat_label
-        assert isinstance(choice.embedder, HashingEmbedder) and choice.embedding_set == OFFLINE_EMBEDDING_SET
-        assert "stand-in" in choice.embedder_label
+        assert isinstance(choice.embedder, LocalEmbedder) and choice.embedding_set.dimensions == 384
+        assert "local model, offline" in choice.embedder_label
+        named = models_from_env({**environ, "GRAPHRAG_EMBEDDING_MODEL": "hashing"})
+        assert isinstance(named.embedder, HashingEmbedder) and named.embedding_set == OFFLINE_EMBEDDING_SET
+        assert "stand-in" in named.embedder_label
 
 
 def test_offline_refuses_a_providers_embedding_model_instead_of_calling_it() -> None:
