@@ -11,6 +11,7 @@ __all__ = [
     "Embedder",
     "EmbeddingVectors",
     "count_input_tokens",
+    "embed_questions",
     "input_window",
     "token_count_function",
 ]
@@ -35,6 +36,9 @@ class Embedder(Protocol):
       window); the rest of a longer text is not embedded. ``None`` (or absent) means no
       known bound. Ingestion reports chunks over it in the receipt (``EmbedderWindow``),
       and can keep chunks within it (``IngestionOptions.fit_chunks_to_embedder``).
+    - ``embed_query(texts)``: vectors for questions rather than passages (models trained with
+      a query prefix or instruction, such as e5 and bge); without it questions go
+      through ``embed`` as any text (:func:`embed_questions`).
     - ``count_tokens(text) -> int``: the tokens the model's own tokenizer makes of
       ``text``, special tokens included, as compared with ``max_input_tokens``. Without
       it, tokens are estimated at four UTF-8 bytes each.
@@ -82,3 +86,12 @@ def count_input_tokens(embedder: object, texts: Sequence[str]) -> list[int]:
     if count is not None:
         return [int(count(text)) for text in texts]
     return [math.ceil(len(text.encode("utf-8")) / ESTIMATE_BYTES_PER_TOKEN) for text in texts]
+
+
+async def embed_questions(embedder: Embedder, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+    """Vectors for questions: the embedder's ``embed_query`` when it has one, else its ``embed``."""
+    query = getattr(embedder, "embed_query", None)
+    if callable(query):
+        result: Sequence[Sequence[float]] = await query(texts)
+        return result
+    return await embedder.embed(texts)

@@ -160,3 +160,41 @@ async def test_local_embedder_ingests_and_the_vector_route_finds_the_answering_c
         evidence = await retriever.retrieve(question, Retrievers.vector())
         top = [re.sub(r"\s+", " ", item.text) for item in evidence.items[:3]]
         assert any(phrase in text for text in top), (question, [text[:80] for text in top])
+
+
+# ---------------------------------------------------------------- a card fetched from Maven Central
+
+
+def _e5_cached() -> bool:
+    from graphrag_orm.embeddings.local import E5_SMALL, card_files
+
+    return LocalEmbedder.available(E5_SMALL.name) and card_files(E5_SMALL) is not None
+
+
+needs_e5 = pytest.mark.skipif(
+    not _e5_cached(),
+    reason="e5-small-v2-int8 is not fetched (graphrag-orm models fetch e5-small-v2-int8)",
+)
+
+
+@needs_e5
+async def test_e5_embeds_passages_and_questions_with_their_prefixes_and_the_vector_route_finds_the_answer(
+    bare_database: None, store: Store, tmp_path: Path
+) -> None:
+    e5 = LocalEmbedder("e5-small-v2-int8")
+    embedding_set = e5.embedding_set()
+    assert embedding_set.model == "e5-small-v2-int8" and embedding_set != LocalEmbedder().embedding_set()
+    folder = tmp_path / "chain"
+    write_revision(folder, initial_revision(Layout.DEFAULT, embedding_set, revision="0001_e5"))
+    await Migrator(store, Chain.load(folder)).apply()
+    sources = [
+        Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8")),
+        *Sources.folder(LIBRARY, base_uri="https://example.org/library/"),
+    ]
+    receipt = await IngestionService(store, MODEL, embedding_set, e5).ingest(sources)
+    assert receipt.failed == 0 and receipt.ingested == 4
+    retriever = Retriever(store, MODEL, embedding_set, e5)
+    for question, phrase in QUESTIONS:
+        evidence = await retriever.retrieve(question, Retrievers.vector())
+        top = [re.sub(r"\s+", " ", item.text) for item in evidence.items[:3]]
+        assert any(phrase in text for text in top), (question, [text[:80] for text in top])
