@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -94,6 +94,32 @@ async def test_fit_chunks_to_embedder_keeps_every_chunk_within_the_window(graph:
     assert receipt.chunks_written > len(default_chunk_texts())
     rows = await store.read("MATCH (c:Chunk) RETURN c.text AS text", name="test.chunks")
     assert all(math.ceil(len(row["text"].encode()) / 4) <= 200 for row in rows)
+
+
+class QueryAware(HashingEmbedder):
+    """The stand-in with an ``embed_query`` of its own, which notes the questions it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(OFFLINE_EMBEDDING_SET.dimensions)
+        self.asked: list[str] = []
+
+    async def embed_query(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        self.asked.extend(texts)
+        return await self.embed(texts)
+
+
+async def test_the_vector_route_embeds_the_question_as_a_query_and_ingestion_the_chunks_as_passages(
+    graph: None, store: Store
+) -> None:
+    embedder = QueryAware()
+    ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, embedder)
+    receipt = await ingestion.ingest([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
+    assert receipt.failed == 0 and receipt.chunks_written > 0
+    assert embedder.asked == []
+    retriever = Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, embedder)
+    evidence = await retriever.retrieve("What is the name of Alice's cat?", Retrievers.vector())
+    assert evidence.items
+    assert embedder.asked == ["What is the name of Alice's cat?"]
 
 
 # ---------------------------------------------------------------- LocalEmbedder

@@ -30,6 +30,7 @@ from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.embeddings.base import embed_questions
 from graphrag_orm.embeddings.fetch import fetch_model
 from graphrag_orm.embeddings.local import BGE_SMALL, E5_SMALL, LOCAL_MODELS, MINILM, LocalModel, MavenJar
+from graphrag_orm.environment import embedding_set_from_env
 from graphrag_orm.errors import ConfigurationError
 
 needs_model = pytest.mark.skipif(
@@ -38,6 +39,7 @@ needs_model = pytest.mark.skipif(
 )
 needs_maven = pytest.mark.skipif(shutil.which("mvn") is None, reason="Maven (mvn) is not installed")
 
+CARDS = (MINILM, E5_SMALL, BGE_SMALL)
 ONNX = b"not really an onnx file\n"
 TOKENIZER = b'{"fake": "tokenizer"}\n'
 
@@ -125,9 +127,40 @@ async def test_the_same_texts_give_the_same_vectors_whatever_the_batch() -> None
         assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-5
 
 
-def test_the_embedding_set_is_named_by_the_model() -> None:
-    assert len({card.name for card in (MINILM, E5_SMALL, BGE_SMALL)}) == 3
-    assert E5_SMALL.dimensions == MINILM.dimensions  # same dimensions: only the name keeps the sets apart
+@needs_model
+async def test_cls_pooling_takes_the_first_tokens_vector_and_mean_pooling_the_mean_of_all() -> None:
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    from graphrag_orm.embeddings.local import card_files
+
+    files = card_files(MINILM)
+    assert files is not None
+    tokenizer = Tokenizer.from_str(files[1].read_text(encoding="utf-8"))
+    tokenizer.no_padding()  # the file pads to 128 pieces; one text needs none
+    session = ort.InferenceSession(str(files[0]), providers=["CPUExecutionProvider"])
+    text = "The letter came on Tuesday, and nobody read it."
+    ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+    if "token_type_ids" in {item.name for item in session.get_inputs()}:
+        feed["token_type_ids"] = np.zeros_like(ids)
+    hidden = session.run(None, feed)[0][0]
+    first, mean = hidden[0], hidden.mean(axis=0)
+    (cls,) = await LocalEmbedder(dataclasses.replace(MINILM, name="minilm-cls", pooling="cls")).embed([text])
+    (meaned,) = await LocalEmbedder(MINILM).embed([text])
+    assert np.allclose(cls, first / np.linalg.norm(first), atol=1e-5)
+    assert np.allclose(meaned, mean / np.linalg.norm(mean), atol=1e-5)
+    assert not np.allclose(cls, meaned, atol=1e-2)
+
+
+def test_graphrag_embedding_model_selects_a_card_by_name_and_each_card_has_its_own_set() -> None:
+    sets = {card.name: embedding_set_from_env(environ={"GRAPHRAG_EMBEDDING_MODEL": card.name}) for card in CARDS}
+    for card in CARDS:
+        assert sets[card.name].model == card.name and sets[card.name].dimensions == card.dimensions == 384
+    # the same dimensions: only the model's name keeps the sets, and their vector indexes, apart
+    assert len({found.id for found in sets.values()}) == len(CARDS)
+    assert len({found.vector_index_name for found in sets.values()}) == len(CARDS)
 
 
 # ---------------------------------------------------------------- fetching through Maven
@@ -215,6 +248,21 @@ def test_a_jar_that_differs_from_its_pinned_checksum_is_refused_and_nothing_is_k
     with pytest.raises(ConfigurationError) as raised:
         fetch_model(card)
     assert raised.value.code == "model-checksum-mismatch"
+    assert not (tmp_path / "models" / "fake-model").exists()
+
+
+@needs_maven
+def test_a_file_in_the_jar_that_differs_from_its_pinned_checksum_is_refused_and_nothing_is_kept(
+    maven_repository: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, _ = maven_repository
+    version = f"1.2.{uuid.uuid4().int % 10**9}"
+    jar = fake_jar()
+    repository(root, "org.example.graphragorm.tests", "fake-model", version, jar)
+    card = dataclasses.replace(fake_card(sha(jar), version), onnx_sha256=sha(b"another onnx file"))
+    with pytest.raises(ConfigurationError) as raised:
+        fetch_model(card)
+    assert raised.value.code == "model-checksum-mismatch" and "fake.onnx" in raised.value.message
     assert not (tmp_path / "models" / "fake-model").exists()
 
 
