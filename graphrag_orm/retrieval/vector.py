@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from graphrag_orm.codes import LimitName
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
+from graphrag_orm.embeddings.base import embed_questions
 from graphrag_orm.evidence import Route, ScopeStrategy
 from graphrag_orm.retrieval.routes import RouteRequest, RouteSearch, over_fetch
 from graphrag_orm.retrieval.statements import RetrievalStatements
@@ -44,7 +45,7 @@ class VectorRoute:
     async def plan(self, request: RouteRequest) -> RouteSearch:
         """The route's subquery; an invalid query vector raises ``EmbeddingRejected`` before any search."""
         question, options, scope = request.question, request.options, request.scope
-        vectors = await self.embedder.embed([question])
+        vectors = await embed_questions(self.embedder, [question])
         (vector,) = validate_vectors(vectors, 1, self.embedding_set)
         k = options.route_candidates
         st = self.statements

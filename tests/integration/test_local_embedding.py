@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -95,6 +95,32 @@ async def test_fit_chunks_to_embedder_keeps_every_chunk_within_the_window(graph:
     assert receipt.chunks_written > len(default_chunk_texts())
     rows = await store.read("MATCH (c:Chunk) RETURN c.text AS text", name="test.chunks")
     assert all(math.ceil(len(row["text"].encode()) / 4) <= 200 for row in rows)
+
+
+class QueryAware(HashingEmbedder):
+    """The stand-in with an ``embed_query`` of its own, which notes the questions it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(OFFLINE_EMBEDDING_SET.dimensions)
+        self.asked: list[str] = []
+
+    async def embed_query(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        self.asked.extend(texts)
+        return await self.embed(texts)
+
+
+async def test_the_vector_route_embeds_the_question_as_a_query_and_ingestion_the_chunks_as_passages(
+    graph: None, store: Store
+) -> None:
+    embedder = QueryAware()
+    ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, embedder)
+    receipt = await ingestion.ingest([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
+    assert receipt.failed == 0 and receipt.chunks_written > 0
+    assert embedder.asked == []
+    retriever = Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, embedder)
+    evidence = await retriever.retrieve("What is the name of Alice's cat?", Retrievers.vector())
+    assert evidence.items
+    assert embedder.asked == ["What is the name of Alice's cat?"]
 
 
 # ---------------------------------------------------------------- LocalEmbedder
@@ -185,6 +211,44 @@ async def test_local_embedder_ingests_and_the_vector_route_finds_the_answering_c
     assert all(local.count_tokens(row["text"]) <= 256 for row in rows)
 
     retriever = Retriever(store, MODEL, embedding_set, local)
+    for question, phrase in QUESTIONS:
+        evidence = await retriever.retrieve(question, Retrievers.vector())
+        top = [re.sub(r"\s+", " ", item.text) for item in evidence.items[:3]]
+        assert any(phrase in text for text in top), (question, [text[:80] for text in top])
+
+
+# ---------------------------------------------------------------- a card fetched from Maven Central
+
+
+def _e5_cached() -> bool:
+    from graphrag_orm.embeddings.local import E5_SMALL, card_files
+
+    return LocalEmbedder.available(E5_SMALL.name) and card_files(E5_SMALL) is not None
+
+
+needs_e5 = pytest.mark.skipif(
+    not _e5_cached(),
+    reason="e5-small-v2-int8 is not fetched (graphrag-orm models fetch e5-small-v2-int8)",
+)
+
+
+@needs_e5
+async def test_e5_embeds_passages_and_questions_with_their_prefixes_and_the_vector_route_finds_the_answer(
+    bare_database: None, store: Store, tmp_path: Path
+) -> None:
+    e5 = LocalEmbedder("e5-small-v2-int8")
+    embedding_set = e5.embedding_set()
+    assert embedding_set.model == "e5-small-v2-int8" and embedding_set != LocalEmbedder().embedding_set()
+    folder = tmp_path / "chain"
+    write_revision(folder, initial_revision(Layout.DEFAULT, embedding_set, revision="0001_e5"))
+    await Migrator(store, Chain.load(folder)).apply()
+    sources = [
+        Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8")),
+        *Sources.folder(LIBRARY, base_uri="https://example.org/library/"),
+    ]
+    receipt = await IngestionService(store, MODEL, embedding_set, e5).ingest(sources)
+    assert receipt.failed == 0 and receipt.ingested == 4
+    retriever = Retriever(store, MODEL, embedding_set, e5)
     for question, phrase in QUESTIONS:
         evidence = await retriever.retrieve(question, Retrievers.vector())
         top = [re.sub(r"\s+", " ", item.text) for item in evidence.items[:3]]
