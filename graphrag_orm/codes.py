@@ -104,6 +104,12 @@ class LimitName(StrEnum):
     #: Chunks longer than the embedder reads (its ``max_input_tokens``): the rest of each was not embedded.
     EMBEDDER_WINDOW = "EmbedderWindow"
     MAX_LISTED = "MaxListed"
+    #: Community detection: levels past ``CommunityOptions.max_levels`` were not kept.
+    COMMUNITY_LEVELS = "CommunityLevels"
+    #: Community detection: a community of the deepest level kept is larger than ``max_community_size``.
+    COMMUNITY_SIZE = "CommunitySize"
+    #: Community detection read ``CommunityOptions.max_facts`` facts and left the rest out.
+    COMMUNITY_FACTS = "CommunityFacts"
     # text2cypher: rows, list items and text a graph answer cut
     GRAPH_QUERY_ROWS = "GraphQueryRows"
     GRAPH_QUERY_LIST_ITEMS = "GraphQueryListItems"

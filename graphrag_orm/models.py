@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from neomodel import (
     ArrayProperty,
@@ -41,11 +41,16 @@ if TYPE_CHECKING:
     from graphrag_orm.store.names import StoredNames
 
 __all__ = [
+    "COMMUNITY_LABEL",
+    "IN_COMMUNITY",
+    "PARENT_COMMUNITY",
     "Chunk",
     "ChunkNode",
+    "Community",
     "Document",
     "DocumentNode",
     "EdgeDefinition",
+    "InCommunity",
     "InDocument",
     "InSection",
     "IngestionRun",
@@ -215,6 +220,38 @@ class LeaseNode(AsyncStructuredNode):
     # Every claim and renewal writes this first, so the conditional update holds the
     # lease's write lock before it reads the holder and the expiry (lock, then read).
     claims = IntegerProperty(default=0, db_property="claims")
+
+
+# The communities of the knowledge graph (graphrag_orm.communities): one Community node per
+# community and level, whatever the layout. A member thing points at its community with
+# IN_COMMUNITY (one per level it is placed at); a community below level 0 points at the
+# one it was split from with PARENT_COMMUNITY. The fingerprint hashes the members and the
+# facts among them, so a change to either shows as a different fingerprint.
+
+COMMUNITY_LABEL: Final = "Community"
+IN_COMMUNITY: Final = "IN_COMMUNITY"
+PARENT_COMMUNITY: Final = "PARENT_COMMUNITY"
+
+
+class InCommunity(AsyncStructuredRel):
+    """A thing's place in a community (thing to community), stamped with the build that wrote it."""
+
+    build_id = StringProperty(required=True, db_property="buildId")
+
+
+class Community(AsyncStructuredNode):
+    """A community of things at one level (0 the coarsest), written whole by one build."""
+
+    __label__ = COMMUNITY_LABEL
+
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
+    level = IntegerProperty(required=True, index=True, db_property="level")
+    size = IntegerProperty(required=True, db_property="size")
+    facts = IntegerProperty(required=True, db_property="facts")
+    fingerprint = StringProperty(required=True, db_property="fingerprint")
+    build_id = StringProperty(required=True, index=True, db_property="buildId")
+    built_at = DateTimeNeo4jFormatProperty(required=True, db_property="builtAt")
+    parent = AsyncRelationshipTo("Community", PARENT_COMMUNITY, cardinality=AsyncZeroOrOne)
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from graphrag_orm.ingestion.receipts import RunStatus
 from graphrag_orm.layout import validate_identifier
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
 from graphrag_orm.maintenance.ownership import Ownership, merge_stamps, stamps_from_rows
-from graphrag_orm.maintenance.removal_statements import NODE_KINDS, RemovalStatements
+from graphrag_orm.maintenance.removal_statements import DELETE_COMMUNITIES, NODE_KINDS, RemovalStatements
 from graphrag_orm.maintenance.scope import DocumentSize
 from graphrag_orm.store import Queries, Store, StoredNames, StoreTransaction
 
@@ -87,6 +87,7 @@ class RemovalTotals:
     facts: int = 0
     facts_updated: int = 0
     runs: int = 0
+    communities: int = 0
     batches: int = 0
     refused: list[str] = field(default_factory=list)
     #: Called with these totals after each committed batch (a caller's progress).
@@ -408,6 +409,23 @@ class BatchRemover:
             self.statements.finished_runs, {"running": RunStatus.RUNNING.value}, name="maintenance.runs.finished"
         )
         return [str(run) for run in result.column("run")]
+
+    async def remove_communities(self) -> int:
+        """Delete every community (graphrag_orm.communities) with its links, ``page_size`` per transaction.
+
+        A reset of everything leaves no thing, so no community can stand; a build writes them again.
+        """
+        removed = 0
+        while True:
+
+            async def work(tx: StoreTransaction) -> int:
+                found = await tx.run(DELETE_COMMUNITIES, {"page": self.page_size}, name="maintenance.communities")
+                return int(found.value("removed", 0))
+
+            page = await self.store.write(work, attempts=WRITE_ATTEMPTS)
+            removed += page
+            if page < self.page_size:
+                return removed
 
     async def remove_runs(self, run_ids: Sequence[str]) -> int:
         """Delete the ``IngestionRun`` nodes of ``run_ids`` that nothing names any more.

@@ -132,6 +132,7 @@ def test_schema_is_derived_from_model_declarations_and_reads_nothing() -> None:
         ("Chunk", "id"),
         ("IngestionRun", "id"),
         ("GraphRagLease", "key"),
+        ("Community", "id"),
     }
     (vector,) = [d for d in definitions if isinstance(d, VectorIndex)]
     assert (vector.dimensions, vector.property) == (8, "embedding")
