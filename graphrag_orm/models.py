@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from graphrag_orm.store.names import StoredNames
 
 __all__ = [
-    "COMMUNITY_LABEL",
     "IN_COMMUNITY",
     "PARENT_COMMUNITY",
     "Chunk",
@@ -222,13 +221,12 @@ class LeaseNode(AsyncStructuredNode):
     claims = IntegerProperty(default=0, db_property="claims")
 
 
-# The communities of the knowledge graph (graphrag_orm.communities): one Community node per
-# community and level, whatever the layout. A member thing points at its community with
+# The communities of the knowledge graph (graphrag_orm.communities): one node per community
+# and level, labelled with the layout's community_label (Community by default). A member thing points at its community with
 # IN_COMMUNITY (one per level it is placed at); a community below level 0 points at the
 # one it was split from with PARENT_COMMUNITY. The fingerprint hashes the members and the
 # facts among them, so a change to either shows as a different fingerprint.
 
-COMMUNITY_LABEL: Final = "Community"
 IN_COMMUNITY: Final = "IN_COMMUNITY"
 PARENT_COMMUNITY: Final = "PARENT_COMMUNITY"
 
@@ -239,10 +237,14 @@ class InCommunity(AsyncStructuredRel):
     build_id = StringProperty(required=True, db_property="buildId")
 
 
-class Community(AsyncStructuredNode):
-    """A community of things at one level (0 the coarsest), written whole by one build."""
+class CommunityNode(AsyncStructuredNode):
+    """A community of things at one level (0 the coarsest), written whole by one build.
 
-    __label__ = COMMUNITY_LABEL
+    Its label is the layout's ``community_label``; ``parent`` (``PARENT_COMMUNITY``) is
+    added per layout, as a self-reference needs the concrete class.
+    """
+
+    __abstract_node__ = True
 
     uid = StringProperty(unique_index=True, required=True, db_property="id")
     level = IntegerProperty(required=True, index=True, db_property="level")
@@ -251,7 +253,6 @@ class Community(AsyncStructuredNode):
     fingerprint = StringProperty(required=True, db_property="fingerprint")
     build_id = StringProperty(required=True, index=True, db_property="buildId")
     built_at = DateTimeNeo4jFormatProperty(required=True, db_property="builtAt")
-    parent = AsyncRelationshipTo("Community", PARENT_COMMUNITY, cardinality=AsyncZeroOrOne)
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,7 @@ class LexicalModel:
     chunk: type[ChunkNode]
     run: type[IngestionRunNode]
     lease: type[LeaseNode]
+    community: type[CommunityNode]
 
     @functools.cached_property
     def names(self) -> StoredNames:
@@ -284,7 +286,7 @@ class LexicalModel:
 
     @property
     def node_classes(self) -> tuple[type[AsyncStructuredNode], ...]:
-        return (self.document, self.section, self.chunk, self.run, self.lease)
+        return (self.document, self.section, self.chunk, self.run, self.lease, self.community)
 
     @property
     def edges(self) -> tuple[EdgeDefinition, ...]:
@@ -396,7 +398,9 @@ def for_layout(layout: Layout) -> LexicalModel:
     )
     run = _concrete(IngestionRunNode, layout.run_label, layout, {})
     lease = _concrete(LeaseNode, layout.lease_label, layout, {})
-    return LexicalModel(layout, document, section, chunk, run, lease)
+    community = _concrete(CommunityNode, layout.community_label, layout, {})
+    _add_relationship(community, "parent", AsyncRelationshipTo(community, PARENT_COMMUNITY, cardinality=AsyncZeroOrOne))
+    return LexicalModel(layout, document, section, chunk, run, lease, community)
 
 
 def check_label_collisions(
@@ -432,3 +436,4 @@ Section: type[SectionNode] = _DEFAULT.section
 Chunk: type[ChunkNode] = _DEFAULT.chunk
 IngestionRun: type[IngestionRunNode] = _DEFAULT.run
 Lease: type[LeaseNode] = _DEFAULT.lease
+Community: type[CommunityNode] = _DEFAULT.community

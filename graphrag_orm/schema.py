@@ -29,7 +29,7 @@ from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.sets import MAX_DIMENSIONS, EmbeddingSet, Similarity
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import Layout, validate_identifier
-from graphrag_orm.models import Community, for_layout
+from graphrag_orm.models import for_layout
 from graphrag_orm.values import Value
 
 #: Filter properties a vector index may declare (``WITH [...]``).
@@ -330,8 +330,6 @@ class Schema:
         found: list[SchemaDefinition] = []
         for cls in model.node_classes:
             found.extend(_declared(cls, layout.schema_prefix))
-        # The communities of the knowledge graph (graphrag_orm.communities), whatever the layout.
-        found.extend(_declared(Community, layout.schema_prefix))
         found.append(
             VectorIndex(
                 name=layout.vector_index_name(embedding_set.vector_index_name),

@@ -18,6 +18,8 @@ from graphrag_orm.communities.detection import GraphFact, detect
 from graphrag_orm.communities.options import CommunityOptions
 from graphrag_orm.communities.statements import CommunityStatements
 from graphrag_orm.communities.values import CommunitiesBuilt, CommunityFound, CommunityListing
+from graphrag_orm.layout import Layout
+from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Store, StoreTransaction
 from graphrag_orm.values import Limit
@@ -35,13 +37,25 @@ def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 class CommunityService:
-    """Builds and lists the communities of one ontology's knowledge graph, through ``store``."""
+    """Builds and lists the communities of one ontology's knowledge graph, through ``store``.
 
-    def __init__(self, store: Store, ontology: Ontology, options: CommunityOptions | None = None) -> None:
+    ``model`` is the layout's lexical model (its community label); the default layout's
+    when not given.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        ontology: Ontology,
+        options: CommunityOptions | None = None,
+        *,
+        model: LexicalModel | None = None,
+    ) -> None:
         self.store = store
         self.ontology = ontology
         self.options = options or CommunityOptions()
-        self.statements = CommunityStatements.of(ontology)
+        model = model or for_layout(Layout.DEFAULT)
+        self.statements = CommunityStatements.of(ontology, model.names.community.label)
 
     async def build(self, options: CommunityOptions | None = None) -> CommunitiesBuilt:
         """Detect the communities of the facts stored now and replace the stored ones with them."""

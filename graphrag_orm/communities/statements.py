@@ -7,23 +7,23 @@ community model; every value is a parameter.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
-from graphrag_orm.models import COMMUNITY_LABEL, IN_COMMUNITY, PARENT_COMMUNITY
+from graphrag_orm.models import IN_COMMUNITY, PARENT_COMMUNITY
 from graphrag_orm.ontology import Ontology
 
 __all__ = ["CommunityStatements"]
 
-_C, _IN, _PARENT = COMMUNITY_LABEL, IN_COMMUNITY, PARENT_COMMUNITY
-
 
 @dataclass(frozen=True)
 class CommunityStatements:
+    """The facts read, a build's writes and the listing, for one ontology and community label."""
+
     facts: str | None
     labels: tuple[str, ...]
+    community: str
 
     @classmethod
-    def of(cls, ontology: Ontology) -> CommunityStatements:
+    def of(cls, ontology: Ontology, community_label: str) -> CommunityStatements:
         facts = None
         if ontology.fact_types:
             facts = (
@@ -34,31 +34,48 @@ class CommunityStatements:
                 "[l IN labels(b) WHERE l IN $labels][0] AS targetLabel "
                 "ORDER BY source, type, target LIMIT $limit"
             )
-        return cls(facts, ontology.labels)
+        return cls(facts, ontology.labels, community_label)
 
-    # One build replaces the last: its communities and every IN_COMMUNITY go first.
-    clear: ClassVar[str] = f"MATCH (c:{_C}) CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
-    create: ClassVar[str] = (
-        f"UNWIND $rows AS row CREATE (c:{_C}) SET c.id = row.id, c.level = row.level, c.size = row.size, "
-        "c.facts = row.facts, c.fingerprint = row.fingerprint, c.buildId = $build, c.builtAt = datetime()"
-    )
-    parents: ClassVar[str] = (
-        f"UNWIND $rows AS row MATCH (c:{_C} {{id: row.id}}) MATCH (p:{_C} {{id: row.parent}}) "
-        f"CREATE (c)-[:{_PARENT}]->(p)"
-    )
+    @property
+    def clear(self) -> str:
+        """One build replaces the last: its communities and every ``IN_COMMUNITY`` go first; ``removed``."""
+        return f"MATCH (c:{self.community}) CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
+
+    @property
+    def create(self) -> str:
+        return (
+            f"UNWIND $rows AS row CREATE (c:{self.community}) SET c.id = row.id, c.level = row.level, "
+            "c.size = row.size, c.facts = row.facts, c.fingerprint = row.fingerprint, c.buildId = $build, "
+            "c.builtAt = datetime()"
+        )
+
+    @property
+    def parents(self) -> str:
+        c = self.community
+        return (
+            f"UNWIND $rows AS row MATCH (c:{c} {{id: row.id}}) MATCH (p:{c} {{id: row.parent}}) "
+            f"CREATE (c)-[:{PARENT_COMMUNITY}]->(p)"
+        )
 
     def members(self, label: str) -> str:
         """``IN_COMMUNITY`` from each thing of ``label`` (by its id) to its community."""
         return (
-            f"UNWIND $rows AS row MATCH (t:{label} {{id: row.thing}}) MATCH (c:{_C} {{id: row.community}}) "
-            f"CREATE (t)-[:{_IN} {{buildId: $build}}]->(c)"
+            f"UNWIND $rows AS row MATCH (t:{label} {{id: row.thing}}) MATCH (c:{self.community} {{id: row.community}}) "
+            f"CREATE (t)-[:{IN_COMMUNITY} {{buildId: $build}}]->(c)"
         )
 
-    listing: ClassVar[str] = (
-        f"MATCH (c:{_C}) OPTIONAL MATCH (c)-[:{_PARENT}]->(p:{_C}) "
-        "RETURN c.id AS id, c.level AS level, c.size AS size, c.facts AS facts, c.fingerprint AS fingerprint, "
-        "p.id AS parent ORDER BY level, id LIMIT $limit"
-    )
-    membership: ClassVar[str] = (
-        f"MATCH (t)-[:{_IN}]->(c:{_C} {{id: $id}}) RETURN t.id AS thing, t.name AS name ORDER BY thing LIMIT $limit"
-    )
+    @property
+    def listing(self) -> str:
+        c = self.community
+        return (
+            f"MATCH (c:{c}) OPTIONAL MATCH (c)-[:{PARENT_COMMUNITY}]->(p:{c}) "
+            "RETURN c.id AS id, c.level AS level, c.size AS size, c.facts AS facts, c.fingerprint AS fingerprint, "
+            "p.id AS parent ORDER BY level, id LIMIT $limit"
+        )
+
+    @property
+    def membership(self) -> str:
+        return (
+            f"MATCH (t)-[:{IN_COMMUNITY}]->(c:{self.community} {{id: $id}}) "
+            "RETURN t.id AS thing, t.name AS name ORDER BY thing LIMIT $limit"
+        )

@@ -52,7 +52,7 @@ from graphrag_orm.ingestion.receipts import RunStatus
 from graphrag_orm.layout import validate_identifier
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
 from graphrag_orm.maintenance.ownership import Ownership, merge_stamps, stamps_from_rows
-from graphrag_orm.maintenance.removal_statements import DELETE_COMMUNITIES, NODE_KINDS, RemovalStatements
+from graphrag_orm.maintenance.removal_statements import NODE_KINDS, RemovalStatements, delete_communities
 from graphrag_orm.maintenance.scope import DocumentSize
 from graphrag_orm.store import Queries, Store, StoredNames, StoreTransaction
 
@@ -221,6 +221,7 @@ class BatchRemover:
         #: Relationship types a removal may find on lexical nodes: the layout's, then the extension's.
         self.allowed_types = (*names.structural_types, *knowledge_types)
         self.statements = RemovalStatements.render(names, knowledge_types)
+        self.community_label = names.community.label
 
     async def remove(
         self,
@@ -415,11 +416,11 @@ class BatchRemover:
 
         A reset of everything leaves no thing, so no community can stand; a build writes them again.
         """
-        removed = 0
+        removed, statement = 0, delete_communities(self.community_label)
         while True:
 
             async def work(tx: StoreTransaction) -> int:
-                found = await tx.run(DELETE_COMMUNITIES, {"page": self.page_size}, name="maintenance.communities")
+                found = await tx.run(statement, {"page": self.page_size}, name="maintenance.communities")
                 return int(found.value("removed", 0))
 
             page = await self.store.write(work, attempts=WRITE_ATTEMPTS)

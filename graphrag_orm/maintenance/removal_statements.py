@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphrag_orm.models import COMMUNITY_LABEL
 from graphrag_orm.store import StoredNames
 
-__all__ = ["DELETE_COMMUNITIES", "NODE_KINDS", "SOURCE_KINDS", "RemovalStatements"]
+__all__ = ["NODE_KINDS", "SOURCE_KINDS", "RemovalStatements", "delete_communities"]
 
-#: ``$page``: delete that many communities (graphrag_orm.communities) with their links; ``removed``.
-DELETE_COMMUNITIES = (
-    f"MATCH (c:{COMMUNITY_LABEL}) WITH c LIMIT $page CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
-)
+
+def delete_communities(label: str) -> str:
+    """``$page``: delete that many communities (graphrag_orm.communities) with their links; ``removed``."""
+    return f"MATCH (c:{label}) WITH c LIMIT $page CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
+
 
 #: Nodes a batch deletes, after every link: in this order.
 NODE_KINDS = ("chunks", "sections", "documents", "leases")

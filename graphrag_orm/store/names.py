@@ -30,6 +30,8 @@ class StoredNames:
     chunk: NodeWrites
     run: NodeWrites
     lease: NodeWrites
+    #: The communities of the knowledge graph (graphrag_orm.communities), under the layout's label.
+    community: NodeWrites
     chunk_document: EdgeWrites
     chunk_section: EdgeWrites
     next_chunk: EdgeWrites
@@ -43,7 +45,7 @@ class StoredNames:
     @classmethod
     def of(cls, model: LexicalModel) -> StoredNames:
         document, section, chunk = NodeWrites(model.document), NodeWrites(model.section), NodeWrites(model.chunk)
-        run, lease = NodeWrites(model.run), NodeWrites(model.lease)
+        run, lease, community = NodeWrites(model.run), NodeWrites(model.lease), NodeWrites(model.community)
         chunk_document, chunk_section = EdgeWrites(model.chunk, "document"), EdgeWrites(model.chunk, "section")
         next_chunk = EdgeWrites(model.chunk, "next")
         section_document, subsection = EdgeWrites(model.section, "document"), EdgeWrites(model.section, "parent")
@@ -60,6 +62,7 @@ class StoredNames:
             chunk=chunk,
             run=run,
             lease=lease,
+            community=community,
             chunk_document=chunk_document,
             chunk_section=chunk_section,
             next_chunk=next_chunk,

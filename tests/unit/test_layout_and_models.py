@@ -201,3 +201,15 @@ def test_the_two_index_names_are_distinct() -> None:
     with pytest.raises(ConfigurationError) as refused:
         Layout.DEFAULT.replace(vector_index="chunks", fulltext_index="chunks")
     assert refused.value.code == "invalid-layout" and "'chunks'" in refused.value.message
+
+
+def test_a_layout_names_its_own_community_label_and_its_schema_follows() -> None:
+    layout = Layout.DEFAULT.replace(community_label="AppCommunity", lease_label="AppLease", schema_prefix="app")
+    model = for_layout(layout)
+    assert model.community.__label__ == "AppCommunity" and model.names.community.label == "AppCommunity"
+    definitions = Schema.definitions(layout, EmbeddingSet(model="m", dimensions=8))
+    keys = {(d.label, d.property) for d in definitions if isinstance(d, UniqueConstraint)}
+    assert ("AppCommunity", "id") in keys and ("Community", "id") not in keys
+    with pytest.raises(ConfigurationError) as refused:
+        Layout.DEFAULT.replace(community_label="Chunk")
+    assert refused.value.code == "invalid-layout"
