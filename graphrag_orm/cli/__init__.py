@@ -74,6 +74,7 @@ _COMMANDS: dict[str, _Lazy] = {
     "graph": _Lazy("graph", "app", group=True),
     "resolve": _Lazy("resolve", "app", group=True),
     "reembed": _Lazy("reembed", "app", group=True),
+    "communities": _Lazy("communities", "app", group=True),
 }
 
 

@@ -38,6 +38,7 @@ COMMANDS = [
     "graph",
     "resolve",
     "reembed",
+    "communities",
 ]
 GROUPS = {
     "neo4j": ["start", "stop", "status", "logs"],
@@ -45,6 +46,7 @@ GROUPS = {
     "graph": ["ask"],
     "resolve": ["suggest", "apply", "undo"],
     "reembed": ["plan", "backfill", "complete", "cleanup"],
+    "communities": ["build", "list"],
 }
 runner = CliRunner()
 

@@ -1,0 +1,57 @@
+"""``graphrag-orm communities build|list`` as a user runs them, over the recall wiki's knowledge graph."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from examples.recall.bikes import BIKES, extraction_reply
+from graphrag_orm import GraphRag, Sources
+from graphrag_orm.chat import ScriptedChat
+from graphrag_orm.embeddings import HashingEmbedder
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.store import Store
+from tests.e2e.test_cli import ROOT, cli
+from tests.integration.knowledge_support import ontology_schema
+
+WIKI = ROOT / "examples" / "recall" / "wiki"
+# The recall sample's ontology, importable by the command line from the repository's root.
+ONTOLOGY = ("--ontology", "examples.recall.bikes:BIKES")
+ENV = {"PYTHONPATH": str(ROOT)}
+
+
+@pytest.fixture
+async def wiki(store: Store, graph: None) -> AsyncIterator[None]:
+    async with ontology_schema(store, BIKES):
+        rag = GraphRag(
+            embedding_set=OFFLINE_EMBEDDING_SET,
+            embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+            chat=ScriptedChat(extraction_reply),
+            ontology=BIKES,
+        )
+        rag.store.bind(store.driver, store.database)
+        pages: list[Path] = sorted(WIKI.glob("*.md"))
+        receipt = await rag.ingestion.ingest(
+            [Sources.file(p, uri=f"https://example.org/recall/{p.stem}") for p in pages]
+        )
+        assert receipt.failed == 0
+        yield
+
+
+def test_build_then_list_prints_the_same_communities(wiki: None) -> None:
+    built = json.loads(cli("communities", "build", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    assert built["communities"] > 0 and built["limitsReached"] == []
+    listed = json.loads(cli("communities", "list", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    assert len(listed["communities"]) == built["communities"]
+    shown = cli("communities", "build", *ONTOLOGY, "--max-facts", "2", env=ENV, check=True).stdout
+    assert "limit reached CommunityFacts (2)" in shown
+
+
+def test_build_without_an_ontology_or_with_a_bound_out_of_range_is_refused_with_a_code(graph: None) -> None:
+    missing = cli("communities", "build")
+    assert missing.returncode == 1 and "invalid-option" in missing.stderr and "Traceback" not in missing.stderr
+    bad = cli("communities", "build", "--ontology", "novel", "--max-levels", "9")
+    assert bad.returncode == 1 and "invalid-option" in bad.stderr and "Traceback" not in bad.stderr
