@@ -16,6 +16,7 @@ __all__ = [
     "LimitName",
     "ProblemCode",
     "RefusalReason",
+    "ReportDrop",
     "StreamErrorCode",
     "ToolErrorCode",
 ]
@@ -57,6 +58,18 @@ class RefusalReason(StrEnum):
     UNREADABLE_RESPONSE = "unreadable-response"
     NO_CITATIONS = "no-citations"
     CITATION_NOT_FOUND = "citation-not-found"
+
+
+class ReportDrop(StrEnum):
+    """Why a community report's finding, or the whole report, was not stored (counted, never silent)."""
+
+    #: A finding with no citation, or one whose citation names a passage the writer was not
+    #: shown or quotes words not located byte-exact in it.
+    UNSUPPORTED_FINDING = "unsupported-finding"
+    #: A report none of whose findings verified: not stored.
+    NO_VERIFIED_FINDING = "no-verified-finding"
+    #: A model's reply that is not the report's JSON (or was cut at the output limit): not stored.
+    UNREADABLE_REPORT = "unreadable-report"
 
 
 class HealthFinding(StrEnum):
@@ -110,6 +123,14 @@ class LimitName(StrEnum):
     COMMUNITY_SIZE = "CommunitySize"
     #: Community detection read ``CommunityOptions.max_facts`` facts and left the rest out.
     COMMUNITY_FACTS = "CommunityFacts"
+    #: Community reports: communities past ``ReportOptions.max_reports`` got no report this run.
+    REPORT_COMMUNITIES = "ReportCommunities"
+    #: A report read its community's first ``ReportOptions.max_facts_per_report`` facts and left the rest out.
+    REPORT_FACTS = "ReportFacts"
+    #: A report's passages were cut at ``max_chunks_per_report`` or ``max_evidence_bytes``.
+    REPORT_EVIDENCE = "ReportEvidence"
+    #: A writer's findings past ``ReportOptions.max_findings`` were not kept.
+    REPORT_FINDINGS = "ReportFindings"
     # text2cypher: rows, list items and text a graph answer cut
     GRAPH_QUERY_ROWS = "GraphQueryRows"
     GRAPH_QUERY_LIST_ITEMS = "GraphQueryListItems"

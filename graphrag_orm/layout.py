@@ -77,6 +77,9 @@ class Layout:
     #: Communities of the knowledge graph (graphrag_orm.communities); a second layout in the
     #: same database names its own, as it names its own lease label.
     community_label: str = "Community"
+    #: A community's report (graphrag_orm.communities.reports) and the report's cited findings.
+    report_label: str = "CommunityReport"
+    finding_label: str = "ReportFinding"
     chunk_document_type: str = "IN_DOCUMENT"
     section_document_type: str = "SECTION_OF"
     chunk_section_type: str = "IN_SECTION"
@@ -124,6 +127,8 @@ class Layout:
             self.run_label,
             self.lease_label,
             self.community_label,
+            self.report_label,
+            self.finding_label,
         )
 
     @property

@@ -1,4 +1,4 @@
-"""Communities of the knowledge graph: hierarchical, seeded detection and their stored nodes."""
+"""Communities of the knowledge graph: hierarchical, seeded detection, their stored nodes and their reports."""
 
 from graphrag_orm.communities.detection import (
     COMMUNITIES_EXTRA_MISSING,
@@ -7,22 +7,59 @@ from graphrag_orm.communities.detection import (
     GraphFact,
     detect,
 )
-from graphrag_orm.communities.options import CommunityOptions
+from graphrag_orm.communities.options import CommunityOptions, ReportOptions
+from graphrag_orm.communities.reports import ReportService
 from graphrag_orm.communities.service import CommunityService
-from graphrag_orm.communities.values import CommunitiesBuilt, CommunityFound, CommunityListing
-from graphrag_orm.models import Community, InCommunity
+from graphrag_orm.communities.values import (
+    CommunitiesBuilt,
+    CommunityFound,
+    CommunityListing,
+    FindingFound,
+    ReportCitation,
+    ReportFound,
+    ReportListing,
+    ReportPreview,
+    ReportsWritten,
+)
+from graphrag_orm.communities.writers import (
+    EXTRACTIVE_WRITER,
+    ChatReportWriter,
+    DraftFinding,
+    ExtractiveReportWriter,
+    ReportDraft,
+    ReportInput,
+    ReportWriter,
+)
+from graphrag_orm.models import Community, CommunityReport, InCommunity, ReportFinding
 
 __all__ = [
     "COMMUNITIES_EXTRA_MISSING",
+    "EXTRACTIVE_WRITER",
+    "ChatReportWriter",
     "CommunitiesBuilt",
     "Community",
     "CommunityFound",
     "CommunityListing",
     "CommunityOptions",
+    "CommunityReport",
     "CommunityService",
     "DetectedCommunity",
     "Detection",
+    "DraftFinding",
+    "ExtractiveReportWriter",
+    "FindingFound",
     "GraphFact",
     "InCommunity",
+    "ReportCitation",
+    "ReportDraft",
+    "ReportFinding",
+    "ReportFound",
+    "ReportInput",
+    "ReportListing",
+    "ReportOptions",
+    "ReportPreview",
+    "ReportService",
+    "ReportWriter",
+    "ReportsWritten",
     "detect",
 ]

@@ -55,10 +55,17 @@ class CommunityService:
         self.ontology = ontology
         self.options = options or CommunityOptions()
         model = model or for_layout(Layout.DEFAULT)
-        self.statements = CommunityStatements.of(ontology, model.names.community.label)
+        names = model.names
+        self.statements = CommunityStatements.of(
+            ontology, names.community.label, (names.finding.label, names.report.label)
+        )
 
     async def build(self, options: CommunityOptions | None = None) -> CommunitiesBuilt:
-        """Detect the communities of the facts stored now and replace the stored ones with them."""
+        """Detect the communities of the facts stored now and replace the stored ones with them.
+
+        The stored reports (:class:`~graphrag_orm.communities.ReportService`) go in the same
+        transaction: they describe the communities replaced. Write them again after a build.
+        """
         options = options or self.options
         began = time.perf_counter()
         build_id = f"communities-{uuid.uuid4().hex[:16]}"
@@ -78,6 +85,9 @@ class CommunityService:
         st = self.statements
 
         async def work(tx: StoreTransaction) -> int:
+            # The previous build's reports describe communities this build replaces.
+            for clear in st.clear_reports:
+                await tx.run(clear, name="communities.clear")
             removed = int((await tx.run(st.clear, name="communities.clear")).value("removed", 0))
             for batch in _batches(rows):
                 await tx.run(st.create, {"rows": batch, "build": build_id}, name="communities.create")

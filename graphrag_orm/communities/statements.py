@@ -21,9 +21,11 @@ class CommunityStatements:
     facts: str | None
     labels: tuple[str, ...]
     community: str
+    #: The reports' labels (finding, report): a build removes the previous build's reports with its communities.
+    reports: tuple[str, str]
 
     @classmethod
-    def of(cls, ontology: Ontology, community_label: str) -> CommunityStatements:
+    def of(cls, ontology: Ontology, community_label: str, reports: tuple[str, str]) -> CommunityStatements:
         facts = None
         if ontology.fact_types:
             facts = (
@@ -34,7 +36,16 @@ class CommunityStatements:
                 "[l IN labels(b) WHERE l IN $labels][0] AS targetLabel "
                 "ORDER BY source, type, target LIMIT $limit"
             )
-        return cls(facts, ontology.labels, community_label)
+        return cls(facts, ontology.labels, community_label, reports)
+
+    @property
+    def clear_reports(self) -> tuple[str, str]:
+        """The reports (graphrag_orm.communities.reports) of the communities a build replaces: findings, then reports."""
+        finding, report = self.reports
+        return (
+            f"MATCH (f:{finding}) CALL (f) {{ DETACH DELETE f }} RETURN count(*) AS removed",
+            f"MATCH (r:{report}) CALL (r) {{ DETACH DELETE r }} RETURN count(*) AS removed",
+        )
 
     @property
     def clear(self) -> str:

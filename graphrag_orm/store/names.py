@@ -32,6 +32,9 @@ class StoredNames:
     lease: NodeWrites
     #: The communities of the knowledge graph (graphrag_orm.communities), under the layout's label.
     community: NodeWrites
+    #: Community reports and their findings (graphrag_orm.communities.reports).
+    report: NodeWrites
+    finding: NodeWrites
     chunk_document: EdgeWrites
     chunk_section: EdgeWrites
     next_chunk: EdgeWrites
@@ -46,6 +49,7 @@ class StoredNames:
     def of(cls, model: LexicalModel) -> StoredNames:
         document, section, chunk = NodeWrites(model.document), NodeWrites(model.section), NodeWrites(model.chunk)
         run, lease, community = NodeWrites(model.run), NodeWrites(model.lease), NodeWrites(model.community)
+        report, finding = NodeWrites(model.report), NodeWrites(model.finding)
         chunk_document, chunk_section = EdgeWrites(model.chunk, "document"), EdgeWrites(model.chunk, "section")
         next_chunk = EdgeWrites(model.chunk, "next")
         section_document, subsection = EdgeWrites(model.section, "document"), EdgeWrites(model.section, "parent")
@@ -63,6 +67,8 @@ class StoredNames:
             run=run,
             lease=lease,
             community=community,
+            report=report,
+            finding=finding,
             chunk_document=chunk_document,
             chunk_section=chunk_section,
             next_chunk=next_chunk,

@@ -44,8 +44,13 @@ async def wiki(store: Store, graph: None) -> AsyncIterator[None]:
 def test_build_then_list_prints_the_same_communities(wiki: None) -> None:
     built = json.loads(cli("communities", "build", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
     assert built["communities"] > 0 and built["limitsReached"] == []
+    assert built["reports"]["reports"] > 0 and built["reports"]["writer"] == "extractive-stand-in"
     listed = json.loads(cli("communities", "list", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
     assert len(listed["communities"]) == built["communities"]
+    assert len(listed["reports"]["reports"]) == built["reports"]["reports"]
+    cited = listed["reports"]["reports"][0]["findings"][0]["citations"][0]
+    shown = cli("communities", "list", *ONTOLOGY, "--findings", env=ENV, check=True).stdout
+    assert cited["chunkId"] in shown and cited["quote"] in shown
     shown = cli("communities", "build", *ONTOLOGY, "--max-facts", "2", env=ENV, check=True).stdout
     assert "limit reached CommunityFacts (2)" in shown
 
@@ -55,3 +60,13 @@ def test_build_without_an_ontology_or_with_a_bound_out_of_range_is_refused_with_
     assert missing.returncode == 1 and "invalid-option" in missing.stderr and "Traceback" not in missing.stderr
     bad = cli("communities", "build", "--ontology", "novel", "--max-levels", "9")
     assert bad.returncode == 1 and "invalid-option" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_reports_are_previewed_and_written_again_and_the_model_writer_needs_a_model(wiki: None) -> None:
+    assert cli("communities", "build", *ONTOLOGY, "--reports", "none", env=ENV, check=True).returncode == 0
+    preview = json.loads(cli("communities", "reports", *ONTOLOGY, "--preview", "--json", env=ENV, check=True).stdout)
+    assert preview["communities"] > 0 and preview["calls"] == 0
+    written = cli("communities", "reports", *ONTOLOGY, env=ENV, check=True).stdout
+    assert "cited findings by extractive-stand-in" in written
+    offline = cli("communities", "reports", *ONTOLOGY, "--writer", "model", env=ENV)
+    assert offline.returncode == 1 and "invalid-option" in offline.stderr and "Traceback" not in offline.stderr
