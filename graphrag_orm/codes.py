@@ -11,6 +11,7 @@ from enum import StrEnum
 __all__ = [
     "DocumentErrorCode",
     "ErrorCode",
+    "GlobalRefusal",
     "GraphRefusal",
     "HealthFinding",
     "LimitName",
@@ -72,6 +73,17 @@ class ReportDrop(StrEnum):
     UNREADABLE_REPORT = "unreadable-report"
 
 
+class GlobalRefusal(StrEnum):
+    """Why a question about the whole corpus was not answered from the community reports."""
+
+    #: No report is stored (build the communities and write their reports first).
+    NO_REPORTS = "no-reports"
+    #: No finding of any report shares enough of the question's words.
+    NO_RELEVANT_FINDING = "no-relevant-finding"
+    #: Relevant findings were found, but none of their citations is in the stored bytes now.
+    CITATION_NOT_FOUND = "citation-not-found"
+
+
 class HealthFinding(StrEnum):
     """Findings of the health report; none means healthy."""
 
@@ -131,6 +143,10 @@ class LimitName(StrEnum):
     REPORT_EVIDENCE = "ReportEvidence"
     #: A writer's findings past ``ReportOptions.max_findings`` were not kept.
     REPORT_FINDINGS = "ReportFindings"
+    #: A global answer read the first ``GlobalOptions.max_reports`` reports and left the rest out.
+    GLOBAL_REPORTS = "GlobalReports"
+    #: A global answer kept its ``GlobalOptions.max_findings`` most relevant findings.
+    GLOBAL_FINDINGS = "GlobalFindings"
     # text2cypher: rows, list items and text a graph answer cut
     GRAPH_QUERY_ROWS = "GraphQueryRows"
     GRAPH_QUERY_LIST_ITEMS = "GraphQueryListItems"

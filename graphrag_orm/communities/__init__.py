@@ -7,6 +7,7 @@ from graphrag_orm.communities.detection import (
     GraphFact,
     detect,
 )
+from graphrag_orm.communities.global_answers import GLOBAL_NOTE, GlobalAnswer, GlobalAnswers, GlobalOptions
 from graphrag_orm.communities.options import CommunityOptions, ReportOptions
 from graphrag_orm.communities.reports import ReportService
 from graphrag_orm.communities.service import CommunityService
@@ -35,6 +36,7 @@ from graphrag_orm.models import Community, CommunityReport, InCommunity, ReportF
 __all__ = [
     "COMMUNITIES_EXTRA_MISSING",
     "EXTRACTIVE_WRITER",
+    "GLOBAL_NOTE",
     "ChatReportWriter",
     "CommunitiesBuilt",
     "Community",
@@ -48,6 +50,9 @@ __all__ = [
     "DraftFinding",
     "ExtractiveReportWriter",
     "FindingFound",
+    "GlobalAnswer",
+    "GlobalAnswers",
+    "GlobalOptions",
     "GraphFact",
     "InCommunity",
     "ReportCitation",

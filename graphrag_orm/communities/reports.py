@@ -58,6 +58,7 @@ __all__ = [
     "MAX_REPORT_WRITE_ROWS",
     "PASSAGES_PER_FACT",
     "ReportService",
+    "evidence_item",
 ]
 
 DEFAULT_LISTED_REPORTS: Final = 100
@@ -86,7 +87,8 @@ def _pages(page_starts: Sequence[int] | None, start: int, end: int) -> tuple[Pag
     return tuple(PageStart(page=p, start_byte=int(page_starts[p - 1])) for p in range(first, last + 1))
 
 
-def _item(chunk: Mapping[str, Any], document: Mapping[str, Any] | None) -> EvidenceItem:
+def evidence_item(chunk: Mapping[str, Any], document: Mapping[str, Any] | None) -> EvidenceItem:
+    """A chunk as the report statements project it (with its document) as a citable passage."""
     document = document or {}
     start, end = int(chunk["startByte"]), int(chunk["endByte"])
     return EvidenceItem(
@@ -307,7 +309,7 @@ class ReportService:
         items: dict[str, EvidenceItem] = {}
         if chunk_ids:
             for row in await self.store.read(st.chunks, {"ids": chunk_ids}, name="reports.chunks"):
-                items[row["chunk"]["id"]] = _item(row["chunk"], row["document"])
+                items[row["chunk"]["id"]] = evidence_item(row["chunk"], row["document"])
         inputs: list[ReportInput] = []
         evidence_cut = False
         for community in communities.values():

@@ -70,3 +70,16 @@ def test_reports_are_previewed_and_written_again_and_the_model_writer_needs_a_mo
     assert "cited findings by extractive-stand-in" in written
     offline = cli("communities", "reports", *ONTOLOGY, "--writer", "model", env=ENV)
     assert offline.returncode == 1 and "invalid-option" in offline.stderr and "Traceback" not in offline.stderr
+
+
+def test_ask_global_answers_from_the_reports_or_refuses_with_a_code(wiki: None) -> None:
+    cli("communities", "build", *ONTOLOGY, env=ENV, check=True)
+    asked = cli("ask", "Which parts are supplied by Kestrel Components?", "--global", *ONTOLOGY, "--json", env=ENV)
+    answer = json.loads(asked.stdout)
+    assert asked.returncode == 0 and "supplied by Kestrel Components" in answer["answer"] and answer["citations"]
+    shown = cli("ask", "Which parts are supplied by Kestrel Components?", "--global", *ONTOLOGY, env=ENV).stdout
+    assert answer["citations"][0]["quote"][:40] in shown
+    refused = cli("ask", "When did the saffron fair open?", "--global", *ONTOLOGY, env=ENV)
+    assert refused.returncode == 2 and "no-relevant-finding" in refused.stdout
+    missing = cli("ask", "Which parts?", "--global", env=ENV)
+    assert missing.returncode == 1 and "invalid-option" in missing.stderr and "Traceback" not in missing.stderr

@@ -16,13 +16,16 @@ from examples.harbour.fleet import FLEET, extraction_reply, pages
 from graphrag_orm import GraphRag, Sources
 from graphrag_orm.chat import OpenAIChat, ScriptedChat
 from graphrag_orm.chat.evidence_block import parse_evidence
-from graphrag_orm.codes import LimitName, ReportDrop
+from graphrag_orm.codes import GlobalRefusal, LimitName, ReportDrop
 from graphrag_orm.communities import (
     EXTRACTIVE_WRITER,
+    GLOBAL_NOTE,
     ChatReportWriter,
     CommunityService,
     DraftFinding,
     ExtractiveReportWriter,
+    GlobalAnswers,
+    GlobalOptions,
     ReportDraft,
     ReportInput,
     ReportListing,
@@ -194,3 +197,39 @@ async def test_the_model_writer_over_http_is_previewed_bounded_and_verified(
     assert all(r.title == "A fleet and its ports" and r.writer == "test-model" for r in listing.reports)
     assert all(len(r.findings) == 1 and r.unsupported == 1 for r in listing.reports)
     assert await assert_every_citation_is_the_stored_bytes(harbour, listing) == written.reports
+
+
+async def test_a_global_question_is_answered_from_the_reports_with_citations_verified_now(harbour: GraphRag) -> None:
+    await ReportService(harbour.store, FLEET, ReportOptions(max_findings=20)).write()
+    answers = GlobalAnswers(harbour.store, FLEET)
+    answered = await answers.answer("Which ships are owned by House Orrin?")
+    assert answered.refused is None and answered.answer is not None and answered.answer.endswith(GLOBAL_NOTE)
+    for ship in ("Gannet", "Skua", "Petrel"):
+        assert f"{ship} owned by House Orrin." in answered.answer
+    assert answered.citations and answered.reports
+    for citation in answered.citations:
+        (chunk,) = list(
+            await harbour.store.read(
+                "MATCH (c:Chunk {id: $id}) RETURN c.text AS text, c.startByte AS start", {"id": citation.chunk_id}
+            )
+        )
+        span = chunk["text"].encode()[citation.start_byte - chunk["start"] : citation.end_byte - chunk["start"]]
+        assert span.decode() == citation.quote
+    unanswerable = await answers.answer("What did saffron cost at the spring fair?")
+    assert unanswerable.refused == GlobalRefusal.NO_RELEVANT_FINDING and unanswerable.answer is None
+    bounded = await answers.answer("Which ships are owned by House Orrin?", GlobalOptions(max_findings=1))
+    assert [limit.name for limit in bounded.limits_reached] == [LimitName.GLOBAL_FINDINGS]
+    # The Skua's log removed: no answer cites its chunk, though the stored report still names it.
+    skua = [c for c in answered.citations if "Skua is owned" in c.quote]
+    assert skua
+    removed = await harbour.maintenance.remove_source(skua[0].document_id)
+    assert removed.documents == 1
+    after = await answers.answer("Which ships are owned by House Orrin?")
+    assert after.refused is None and after.findings_dropped >= 1
+    assert skua[0].chunk_id not in {c.chunk_id for c in after.citations}
+    assert "Gannet owned by House Orrin." in (after.answer or "")
+
+
+async def test_a_global_question_without_reports_is_refused(harbour: GraphRag) -> None:
+    refused = await GlobalAnswers(harbour.store, FLEET).answer("Which ships are owned by House Orrin?")
+    assert refused.refused == GlobalRefusal.NO_REPORTS and refused.citations == ()
