@@ -16,7 +16,7 @@ from examples.harbour.fleet import FLEET, extraction_reply, pages
 from graphrag_orm import GraphRag, Sources
 from graphrag_orm.chat import OpenAIChat, ScriptedChat
 from graphrag_orm.chat.evidence_block import parse_evidence
-from graphrag_orm.codes import GlobalRefusal, LimitName, ReportDrop
+from graphrag_orm.codes import ErrorCode, GlobalRefusal, LimitName, ReportDrop
 from graphrag_orm.communities import (
     EXTRACTIVE_WRITER,
     GLOBAL_NOTE,
@@ -34,6 +34,7 @@ from graphrag_orm.communities import (
 )
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.errors import ModelCallFailed
 from graphrag_orm.store import Store
 from tests.integration.knowledge_support import ontology_schema
 from tests.support.openai_server import OpenAIServer
@@ -233,3 +234,18 @@ async def test_a_global_question_is_answered_from_the_reports_with_citations_ver
 async def test_a_global_question_without_reports_is_refused(harbour: GraphRag) -> None:
     refused = await GlobalAnswers(harbour.store, FLEET).answer("Which ships are owned by House Orrin?")
     assert refused.refused == GlobalRefusal.NO_REPORTS and refused.citations == ()
+
+
+async def test_a_failed_model_call_writes_nothing_and_the_stored_reports_stay(
+    harbour: GraphRag, openai_server: OpenAIServer
+) -> None:
+    before = await ReportService(harbour.store, FLEET).write()
+    listing = await ReportService(harbour.store, FLEET).list()
+    openai_server.chat_responder = _model_reply
+    openai_server.fail(400)
+    async with OpenAIChat("test-model", base_url=openai_server.url, api_key="test-key") as chat:
+        with pytest.raises(ModelCallFailed) as failed:
+            await ReportService(harbour.store, FLEET, writer=ChatReportWriter(chat)).write()
+    assert failed.value.code == ErrorCode.MODEL_REQUEST_REJECTED
+    assert len(openai_server.requests_to("/v1/chat/completions")) == 1, "the run stops at the failed call"
+    assert before.reports > 0 and (await ReportService(harbour.store, FLEET).list()) == listing
