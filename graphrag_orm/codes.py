@@ -11,11 +11,13 @@ from enum import StrEnum
 __all__ = [
     "DocumentErrorCode",
     "ErrorCode",
+    "GlobalRefusal",
     "GraphRefusal",
     "HealthFinding",
     "LimitName",
     "ProblemCode",
     "RefusalReason",
+    "ReportDrop",
     "StreamErrorCode",
     "ToolErrorCode",
 ]
@@ -56,6 +58,29 @@ class RefusalReason(StrEnum):
     MODEL_DECLINED = "model-declined"
     UNREADABLE_RESPONSE = "unreadable-response"
     NO_CITATIONS = "no-citations"
+    CITATION_NOT_FOUND = "citation-not-found"
+
+
+class ReportDrop(StrEnum):
+    """Why a community report's finding, or the whole report, was not stored (counted, never silent)."""
+
+    #: A finding with no citation, or one whose citation names a passage the writer was not
+    #: shown or quotes words not located byte-exact in it.
+    UNSUPPORTED_FINDING = "unsupported-finding"
+    #: A report none of whose findings verified: not stored.
+    NO_VERIFIED_FINDING = "no-verified-finding"
+    #: A model's reply that is not the report's JSON (or was cut at the output limit): not stored.
+    UNREADABLE_REPORT = "unreadable-report"
+
+
+class GlobalRefusal(StrEnum):
+    """Why a question about the whole corpus was not answered from the community reports."""
+
+    #: No report is stored (build the communities and write their reports first).
+    NO_REPORTS = "no-reports"
+    #: No finding of any report shares enough of the question's words.
+    NO_RELEVANT_FINDING = "no-relevant-finding"
+    #: Relevant findings were found, but none of their citations is in the stored bytes now.
     CITATION_NOT_FOUND = "citation-not-found"
 
 
@@ -106,6 +131,24 @@ class LimitName(StrEnum):
     #: Chunks longer than the embedder reads (its ``max_input_tokens``): the rest of each was not embedded.
     EMBEDDER_WINDOW = "EmbedderWindow"
     MAX_LISTED = "MaxListed"
+    #: Community detection: levels past ``CommunityOptions.max_levels`` were not kept.
+    COMMUNITY_LEVELS = "CommunityLevels"
+    #: Community detection: a community of the deepest level kept is larger than ``max_community_size``.
+    COMMUNITY_SIZE = "CommunitySize"
+    #: Community detection read ``CommunityOptions.max_facts`` facts and left the rest out.
+    COMMUNITY_FACTS = "CommunityFacts"
+    #: Community reports: communities past ``ReportOptions.max_reports`` got no report this run.
+    REPORT_COMMUNITIES = "ReportCommunities"
+    #: A report read its community's first ``ReportOptions.max_facts_per_report`` facts and left the rest out.
+    REPORT_FACTS = "ReportFacts"
+    #: A report's passages were cut at ``max_chunks_per_report`` or ``max_evidence_bytes``.
+    REPORT_EVIDENCE = "ReportEvidence"
+    #: A writer's findings past ``ReportOptions.max_findings`` were not kept.
+    REPORT_FINDINGS = "ReportFindings"
+    #: A global answer read the first ``GlobalOptions.max_reports`` reports and left the rest out.
+    GLOBAL_REPORTS = "GlobalReports"
+    #: A global answer kept its ``GlobalOptions.max_findings`` most relevant findings.
+    GLOBAL_FINDINGS = "GlobalFindings"
     # text2cypher: rows, list items and text a graph answer cut
     GRAPH_QUERY_ROWS = "GraphQueryRows"
     GRAPH_QUERY_LIST_ITEMS = "GraphQueryListItems"

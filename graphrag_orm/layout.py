@@ -74,6 +74,12 @@ class Layout:
     chunk_label: str = "Chunk"
     run_label: str = "IngestionRun"
     lease_label: str = "GraphRagLease"
+    #: Communities of the knowledge graph (graphrag_orm.communities); a second layout in the
+    #: same database names its own, as it names its own lease label.
+    community_label: str = "Community"
+    #: A community's report (graphrag_orm.communities.reports) and the report's cited findings.
+    report_label: str = "CommunityReport"
+    finding_label: str = "ReportFinding"
     chunk_document_type: str = "IN_DOCUMENT"
     section_document_type: str = "SECTION_OF"
     chunk_section_type: str = "IN_SECTION"
@@ -114,7 +120,16 @@ class Layout:
 
     @property
     def labels(self) -> tuple[str, ...]:
-        return (self.document_label, self.section_label, self.chunk_label, self.run_label, self.lease_label)
+        return (
+            self.document_label,
+            self.section_label,
+            self.chunk_label,
+            self.run_label,
+            self.lease_label,
+            self.community_label,
+            self.report_label,
+            self.finding_label,
+        )
 
     @property
     def relationship_types(self) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from neomodel import (
     ArrayProperty,
@@ -41,11 +41,18 @@ if TYPE_CHECKING:
     from graphrag_orm.store.names import StoredNames
 
 __all__ = [
+    "HAS_FINDING",
+    "HAS_REPORT",
+    "IN_COMMUNITY",
+    "PARENT_COMMUNITY",
     "Chunk",
     "ChunkNode",
+    "Community",
+    "CommunityReport",
     "Document",
     "DocumentNode",
     "EdgeDefinition",
+    "InCommunity",
     "InDocument",
     "InSection",
     "IngestionRun",
@@ -54,6 +61,7 @@ __all__ = [
     "LeaseNode",
     "LexicalModel",
     "NextChunk",
+    "ReportFinding",
     "RunStampedRel",
     "Section",
     "SectionNode",
@@ -217,6 +225,86 @@ class LeaseNode(AsyncStructuredNode):
     claims = IntegerProperty(default=0, db_property="claims")
 
 
+# The communities of the knowledge graph (graphrag_orm.communities): one node per community
+# and level, labelled with the layout's community_label (Community by default). A member thing points at its community with
+# IN_COMMUNITY (one per level it is placed at); a community below level 0 points at the
+# one it was split from with PARENT_COMMUNITY. The fingerprint hashes the members and the
+# facts among them, so a change to either shows as a different fingerprint.
+
+IN_COMMUNITY: Final = "IN_COMMUNITY"
+PARENT_COMMUNITY: Final = "PARENT_COMMUNITY"
+
+
+class InCommunity(AsyncStructuredRel):
+    """A thing's place in a community (thing to community), stamped with the build that wrote it."""
+
+    build_id = StringProperty(required=True, db_property="buildId")
+
+
+class CommunityNode(AsyncStructuredNode):
+    """A community of things at one level (0 the coarsest), written whole by one build.
+
+    Its label is the layout's ``community_label``; ``parent`` (``PARENT_COMMUNITY``) is
+    added per layout, as a self-reference needs the concrete class.
+    """
+
+    __abstract_node__ = True
+
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
+    level = IntegerProperty(required=True, index=True, db_property="level")
+    size = IntegerProperty(required=True, db_property="size")
+    facts = IntegerProperty(required=True, db_property="facts")
+    fingerprint = StringProperty(required=True, db_property="fingerprint")
+    build_id = StringProperty(required=True, index=True, db_property="buildId")
+    built_at = DateTimeNeo4jFormatProperty(required=True, db_property="builtAt")
+
+
+# A community's report (graphrag_orm.communities.reports): a title and findings, each finding
+# citing stored bytes. (community)-[:HAS_REPORT]->(report)-[:HAS_FINDING]->(finding). The
+# finding's citations are parallel lists (chunk, document, byte span, stored quote), each
+# located byte-exact in its chunk when the report was written; a report is stored only with
+# at least one such finding. Reports are written whole by one run and replaced by the next.
+
+HAS_REPORT: Final = "HAS_REPORT"
+HAS_FINDING: Final = "HAS_FINDING"
+
+
+class ReportFindingNode(AsyncStructuredNode):
+    """One finding of a report: its text and its verified citations (parallel lists, one per citation)."""
+
+    __abstract_node__ = True
+
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
+    report_id = StringProperty(required=True, index=True, db_property="reportId")
+    position = IntegerProperty(required=True, db_property="position")
+    text = StringProperty(required=True, db_property="text")
+    chunk_ids = ArrayProperty(StringProperty(), required=True, db_property="chunkIds")
+    document_ids = ArrayProperty(StringProperty(), required=True, db_property="documentIds")
+    start_bytes = ArrayProperty(IntegerProperty(), required=True, db_property="startBytes")
+    end_bytes = ArrayProperty(IntegerProperty(), required=True, db_property="endBytes")
+    quotes = ArrayProperty(StringProperty(), required=True, db_property="quotes")
+
+
+class CommunityReportNode(AsyncStructuredNode):
+    """A community's report: its title, the findings kept and dropped, who wrote it, from which fingerprint.
+
+    Its label is the layout's ``report_label``; ``findings`` (``HAS_FINDING``) is added per layout.
+    """
+
+    __abstract_node__ = True
+
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
+    community_id = StringProperty(required=True, index=True, db_property="communityId")
+    level = IntegerProperty(required=True, db_property="level")
+    title = StringProperty(required=True, db_property="title")
+    finding_count = IntegerProperty(required=True, db_property="findings")
+    unsupported = IntegerProperty(required=True, db_property="unsupported")
+    writer = StringProperty(required=True, db_property="writer")
+    fingerprint = StringProperty(required=True, db_property="fingerprint")
+    run_id = StringProperty(required=True, db_property="runId")
+    written_at = DateTimeNeo4jFormatProperty(required=True, db_property="writtenAt")
+
+
 @dataclass(frozen=True)
 class EdgeDefinition:
     """A structural relationship: ``(source)-[type]->(target)``, stored in that direction."""
@@ -237,6 +325,9 @@ class LexicalModel:
     chunk: type[ChunkNode]
     run: type[IngestionRunNode]
     lease: type[LeaseNode]
+    community: type[CommunityNode]
+    report: type[CommunityReportNode]
+    finding: type[ReportFindingNode]
 
     @functools.cached_property
     def names(self) -> StoredNames:
@@ -247,7 +338,16 @@ class LexicalModel:
 
     @property
     def node_classes(self) -> tuple[type[AsyncStructuredNode], ...]:
-        return (self.document, self.section, self.chunk, self.run, self.lease)
+        return (
+            self.document,
+            self.section,
+            self.chunk,
+            self.run,
+            self.lease,
+            self.community,
+            self.report,
+            self.finding,
+        )
 
     @property
     def edges(self) -> tuple[EdgeDefinition, ...]:
@@ -359,7 +459,17 @@ def for_layout(layout: Layout) -> LexicalModel:
     )
     run = _concrete(IngestionRunNode, layout.run_label, layout, {})
     lease = _concrete(LeaseNode, layout.lease_label, layout, {})
-    return LexicalModel(layout, document, section, chunk, run, lease)
+    community = _concrete(CommunityNode, layout.community_label, layout, {})
+    _add_relationship(community, "parent", AsyncRelationshipTo(community, PARENT_COMMUNITY, cardinality=AsyncZeroOrOne))
+    finding = _concrete(ReportFindingNode, layout.finding_label, layout, {})
+    report = _concrete(
+        CommunityReportNode,
+        layout.report_label,
+        layout,
+        {"findings": AsyncRelationshipTo(finding, HAS_FINDING)},
+    )
+    _add_relationship(community, "reports", AsyncRelationshipTo(report, HAS_REPORT, cardinality=AsyncZeroOrOne))
+    return LexicalModel(layout, document, section, chunk, run, lease, community, report, finding)
 
 
 def check_label_collisions(
@@ -395,3 +505,6 @@ Section: type[SectionNode] = _DEFAULT.section
 Chunk: type[ChunkNode] = _DEFAULT.chunk
 IngestionRun: type[IngestionRunNode] = _DEFAULT.run
 Lease: type[LeaseNode] = _DEFAULT.lease
+Community: type[CommunityNode] = _DEFAULT.community
+CommunityReport: type[CommunityReportNode] = _DEFAULT.report
+ReportFinding: type[ReportFindingNode] = _DEFAULT.finding

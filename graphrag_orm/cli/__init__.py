@@ -75,6 +75,7 @@ _COMMANDS: dict[str, _Lazy] = {
     "resolve": _Lazy("resolve", "app", group=True),
     "reembed": _Lazy("reembed", "app", group=True),
     "models": _Lazy("models", "app", group=True),
+    "communities": _Lazy("communities", "app", group=True),
 }
 
 

@@ -1,4 +1,4 @@
-"""``graphrag-orm ask "question" [--export FILE] [--json] [--scope-document ID]``."""
+"""``graphrag-orm ask "question" [--export FILE] [--json] [--scope-document ID] [--global --ontology NAME]``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,18 @@ from rich.text import Text
 
 from graphrag_orm.answers import Answer, AnswerExport, Disposition
 from graphrag_orm.citations import Citation
-from graphrag_orm.cli._common import console, fail, print_json, resolve_documents, run, stored, written_by
+from graphrag_orm.cli._common import (
+    OntologyOption,
+    console,
+    fail,
+    load_ontology,
+    print_json,
+    resolve_documents,
+    run,
+    stored,
+    written_by,
+)
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.environment import graphrag_from_env
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.evidence import EvidenceItem
@@ -84,8 +95,17 @@ def ask(
     scope_document: list[str] = typer.Option(
         [], "--scope-document", help="Answer only from these documents (id, id prefix, source URI or path)."
     ),
+    global_: bool = typer.Option(
+        False, "--global", help="Answer a question about the whole corpus from the community reports (offline)."
+    ),
+    ontology: str | None = OntologyOption,
 ) -> None:
     """Answer from the stored documents with checked citations, or refuse with a reason."""
+    if global_:
+        if export is not None or scope_document:
+            fail("--global takes neither --export nor --scope-document", ErrorCode.INVALID_OPTION)
+        _ask_global(question, ontology, as_json)
+        return
     try:
         rag, choice = graphrag_from_env()
     except GraphRagError as error:
@@ -117,4 +137,40 @@ def ask(
         if export is not None:
             console.print(f"[dim]exported to {export}[/]")
     if answer.disposition != Disposition.ANSWERED:
+        raise typer.Exit(2)
+
+
+def _ask_global(question: str, ontology_name: str | None, as_json: bool) -> None:
+    """``ask --global``: the offline map and reduce over the community reports (graphrag_orm.communities)."""
+    from graphrag_orm.communities import GlobalAnswer, GlobalAnswers
+
+    try:
+        ontology = load_ontology(ontology_name)
+        if ontology is None:
+            fail("--global needs the ontology the reports were written for: pass --ontology", ErrorCode.INVALID_OPTION)
+        rag, _ = graphrag_from_env(ontology=ontology)
+    except GraphRagError as error:
+        fail(error.message, error.code)
+
+    async def work() -> GlobalAnswer:
+        await rag.connect(check_schema=False, neomodel=False)
+        try:
+            return await GlobalAnswers(rag.store, ontology, model=rag.model).answer(question)
+        finally:
+            await rag.close()
+
+    answer = run(work())
+    if as_json:
+        print_json(answer.to_json())
+    elif answer.refused is not None:
+        console.print(f"[yellow]refused[/] {answer.refused.value}")
+    else:
+        console.print(Text(answer.answer or ""))
+        table = Table("document", "bytes", "quote")
+        for citation in answer.citations:
+            table.add_row(citation.document_id[:12], f"{citation.start_byte}-{citation.end_byte}", Text(citation.quote))
+        console.print(table)
+    for limit in answer.limits_reached:
+        console.print(f"[yellow]limit reached[/] {limit.name} ({limit.value:,})")
+    if answer.refused is not None:
         raise typer.Exit(2)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphrag_orm.models import IN_COMMUNITY
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import StoredNames
 
@@ -92,7 +93,11 @@ class KnowledgeMaintenanceStatements:
                 f"UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id MATCH (t)-[f:{facts}]-() "
                 "WITH DISTINCT f DELETE f RETURN count(f) AS facts"
             ),
-            delete_things="UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id DELETE t RETURN count(t) AS things",
+            # A thing's places in communities (graphrag_orm.communities) go with it.
+            delete_things=(
+                "UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id "
+                f"CALL (t) {{ MATCH (t)-[p:{IN_COMMUNITY}]->() DELETE p }} DELETE t RETURN count(t) AS things"
+            ),
             runs_in_use=(
                 f"CALL () {{ MATCH (t:{things}) WHERE t.runId IN $runs RETURN DISTINCT t.runId AS run "
                 f"UNION MATCH ()-[r:{on_chunks}|{facts}]->() WHERE r.runId IN $runs "

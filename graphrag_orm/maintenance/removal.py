@@ -52,7 +52,12 @@ from graphrag_orm.ingestion.receipts import RunStatus
 from graphrag_orm.layout import validate_identifier
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
 from graphrag_orm.maintenance.ownership import Ownership, merge_stamps, stamps_from_rows
-from graphrag_orm.maintenance.removal_statements import NODE_KINDS, RemovalStatements
+from graphrag_orm.maintenance.removal_statements import (
+    NODE_KINDS,
+    RemovalStatements,
+    delete_communities,
+    delete_reports,
+)
 from graphrag_orm.maintenance.scope import DocumentSize
 from graphrag_orm.store import Queries, Store, StoredNames, StoreTransaction
 
@@ -87,6 +92,8 @@ class RemovalTotals:
     facts: int = 0
     facts_updated: int = 0
     runs: int = 0
+    communities: int = 0
+    reports: int = 0
     batches: int = 0
     refused: list[str] = field(default_factory=list)
     #: Called with these totals after each committed batch (a caller's progress).
@@ -220,6 +227,8 @@ class BatchRemover:
         #: Relationship types a removal may find on lexical nodes: the layout's, then the extension's.
         self.allowed_types = (*names.structural_types, *knowledge_types)
         self.statements = RemovalStatements.render(names, knowledge_types)
+        self.community_label = names.community.label
+        self.report_labels = (names.finding.label, names.report.label)
 
     async def remove(
         self,
@@ -408,6 +417,31 @@ class BatchRemover:
             self.statements.finished_runs, {"running": RunStatus.RUNNING.value}, name="maintenance.runs.finished"
         )
         return [str(run) for run in result.column("run")]
+
+    async def remove_communities(self) -> tuple[int, int]:
+        """Delete every community report, then every community (graphrag_orm.communities), with their links,
+        ``page_size`` per transaction; returns the communities and the reports removed.
+
+        A reset of everything leaves no thing, so no community can stand; a build writes them again.
+        """
+        findings, reports = delete_reports(*self.report_labels)
+        await self._remove_pages(findings)
+        removed_reports = await self._remove_pages(reports)
+        return await self._remove_pages(delete_communities(self.community_label)), removed_reports
+
+    async def _remove_pages(self, statement: str) -> int:
+        """Run a paged delete (``$page`` per transaction, returning ``removed``) until a page is short."""
+        removed = 0
+        while True:
+
+            async def work(tx: StoreTransaction) -> int:
+                found = await tx.run(statement, {"page": self.page_size}, name="maintenance.communities")
+                return int(found.value("removed", 0))
+
+            page = await self.store.write(work, attempts=WRITE_ATTEMPTS)
+            removed += page
+            if page < self.page_size:
+                return removed
 
     async def remove_runs(self, run_ids: Sequence[str]) -> int:
         """Delete the ``IngestionRun`` nodes of ``run_ids`` that nothing names any more.

@@ -13,7 +13,18 @@ from dataclasses import dataclass
 
 from graphrag_orm.store import StoredNames
 
-__all__ = ["NODE_KINDS", "SOURCE_KINDS", "RemovalStatements"]
+__all__ = ["NODE_KINDS", "SOURCE_KINDS", "RemovalStatements", "delete_communities", "delete_reports"]
+
+
+def delete_communities(label: str) -> str:
+    """``$page``: delete that many communities (graphrag_orm.communities) with their links; ``removed``."""
+    return f"MATCH (c:{label}) WITH c LIMIT $page CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
+
+
+def delete_reports(finding_label: str, report_label: str) -> tuple[str, str]:
+    """``$page`` community report findings, then ``$page`` reports, deleted with their links; ``removed``."""
+    return delete_communities(finding_label), delete_communities(report_label)
+
 
 #: Nodes a batch deletes, after every link: in this order.
 NODE_KINDS = ("chunks", "sections", "documents", "leases")

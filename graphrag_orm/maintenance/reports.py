@@ -71,7 +71,8 @@ class RemovalReport(Value):
     extension, mentions and quotes. ``facts`` counts facts deleted (left with no
     document) and ``facts_updated`` facts that only lost documents from their list.
     ``runs`` counts ``IngestionRun`` nodes a reset removed because nothing names them
-    any more. ``refused`` lists documents left in place because more facts list each of
+    any more, and ``communities`` and ``reports`` the communities and community reports a reset of
+    everything removed. ``refused`` lists documents left in place because more facts list each of
     them alone than one batch may update (``limits_reached`` then names
     ``MaxFactUpdates``); ``not_found`` lists requested ids with nothing stored under them.
     """
@@ -85,6 +86,8 @@ class RemovalReport(Value):
     facts: int = 0
     facts_updated: int = 0
     runs: int = 0
+    communities: int = 0
+    reports: int = 0
     batches: int = 0
     refused: tuple[str, ...] = ()
     not_found: tuple[str, ...] = ()

@@ -138,7 +138,8 @@ class MaintenanceService:
         too; a reset of everything also removes every such orphan group and (with the
         knowledge extension) every thing, with its facts, that no mention points to. A reset by
         run or of everything then removes the ``IngestionRun`` nodes of those runs (of
-        all runs) that have finished and that nothing names any more. The schema stays.
+        all runs) that have finished and that nothing names any more; a reset of everything
+        also removes every community and community report (``graphrag_orm.communities``). The schema stays.
 
         Refusals, ``GraphRefused("foreign-graph")``: a reset of everything checks the
         whole lexical graph first and is refused untouched if anything under the
@@ -239,6 +240,10 @@ class MaintenanceService:
             await self._ownership.require_owned(self.store.reader, {"things and facts": stamps}, what="things")
             await self._remove_orphan_things(totals)
         totals.runs += await self._remover.remove_runs(await self._remover.finished_runs())
+        # With no thing left, no community stands (graphrag_orm.communities builds them again).
+        communities, reports = await self._remover.remove_communities()
+        totals.communities += communities
+        totals.reports += reports
 
     async def _reset_scoped(self, scope: ResetScope, totals: RemovalTotals) -> tuple[str, ...]:
         """Check every chosen document and run first, then remove them; returns the ids with nothing stored."""
@@ -304,6 +309,8 @@ class MaintenanceService:
             facts=totals.facts,
             facts_updated=totals.facts_updated,
             runs=totals.runs,
+            communities=totals.communities,
+            reports=totals.reports,
             batches=totals.batches,
             refused=tuple(totals.refused),
             not_found=not_found,

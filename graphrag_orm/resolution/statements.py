@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from graphrag_orm.models import IN_COMMUNITY
 from graphrag_orm.ontology import Entity, Ontology
 from graphrag_orm.store import StoredNames
 
@@ -196,8 +197,12 @@ class ResolutionStatements:
     )
     #: ``$thing``, ``$props``: replace a thing's properties; ``props`` after.
     set_thing = "MATCH (t) WHERE elementId(t) = $thing SET t = $props RETURN properties(t) AS props"
-    #: ``$thing``: delete a thing (the database refuses one that still has relationships).
-    delete_thing = "MATCH (t) WHERE elementId(t) = $thing DELETE t RETURN count(t) AS deleted"
+    #: ``$thing``: delete a thing with its places in communities (graphrag_orm.communities, built
+    #: again after a merge); the database refuses one that still has other relationships.
+    delete_thing = (
+        f"MATCH (t) WHERE elementId(t) = $thing CALL (t) {{ MATCH (t)-[p:{IN_COMMUNITY}]->() DELETE p }} "
+        "DELETE t RETURN count(t) AS deleted"
+    )
     #: ``$labels``, ``$props``: create a thing; ``element``.
     create_thing = "CREATE (t:$($labels)) SET t = $props RETURN elementId(t) AS element"
 

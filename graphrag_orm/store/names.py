@@ -30,6 +30,11 @@ class StoredNames:
     chunk: NodeWrites
     run: NodeWrites
     lease: NodeWrites
+    #: The communities of the knowledge graph (graphrag_orm.communities), under the layout's label.
+    community: NodeWrites
+    #: Community reports and their findings (graphrag_orm.communities.reports).
+    report: NodeWrites
+    finding: NodeWrites
     chunk_document: EdgeWrites
     chunk_section: EdgeWrites
     next_chunk: EdgeWrites
@@ -43,7 +48,8 @@ class StoredNames:
     @classmethod
     def of(cls, model: LexicalModel) -> StoredNames:
         document, section, chunk = NodeWrites(model.document), NodeWrites(model.section), NodeWrites(model.chunk)
-        run, lease = NodeWrites(model.run), NodeWrites(model.lease)
+        run, lease, community = NodeWrites(model.run), NodeWrites(model.lease), NodeWrites(model.community)
+        report, finding = NodeWrites(model.report), NodeWrites(model.finding)
         chunk_document, chunk_section = EdgeWrites(model.chunk, "document"), EdgeWrites(model.chunk, "section")
         next_chunk = EdgeWrites(model.chunk, "next")
         section_document, subsection = EdgeWrites(model.section, "document"), EdgeWrites(model.section, "parent")
@@ -60,6 +66,9 @@ class StoredNames:
             chunk=chunk,
             run=run,
             lease=lease,
+            community=community,
+            report=report,
+            finding=finding,
             chunk_document=chunk_document,
             chunk_section=chunk_section,
             next_chunk=next_chunk,

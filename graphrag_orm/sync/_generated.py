@@ -202,7 +202,8 @@ class SyncMaintenanceService:
         too; a reset of everything also removes every such orphan group and (with the
         knowledge extension) every thing, with its facts, that no mention points to. A reset by
         run or of everything then removes the ``IngestionRun`` nodes of those runs (of
-        all runs) that have finished and that nothing names any more. The schema stays.
+        all runs) that have finished and that nothing names any more; a reset of everything
+        also removes every community and community report (``graphrag_orm.communities``). The schema stays.
 
         Refusals, ``GraphRefused("foreign-graph")``: a reset of everything checks the
         whole lexical graph first and is refused untouched if anything under the

@@ -20,6 +20,7 @@ import pytest
 
 from graphrag_orm import GraphRag
 from graphrag_orm.codes import ErrorCode, LimitName
+from graphrag_orm.communities import CommunityService
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import ConfigurationError, MergeError, UndoRefused
@@ -352,3 +353,17 @@ async def test_a_reached_bound_is_reported_never_silent(rag: GraphRag) -> None:
     cut = await resolution.suggest(SuggestOptions(max_things=2))
     assert (LimitName.MAX_THINGS, 2) in [(limit.name, limit.value) for limit in cut.limits_reached]
     assert (await resolution.suggest()).limits_reached == ()
+
+
+async def test_a_merge_after_a_community_build_takes_the_merged_things_places_with_it(
+    rag: GraphRag, store: Store
+) -> None:
+    service = CommunityService(store, novel.ONTOLOGY)
+    assert (await service.build()).communities > 0
+    suggestions = (await Resolution(rag).suggest()).suggestions
+    merged = suggestions[0].merged.id
+    assert await one(store, "MATCH (:Character {id: $id})-[p:IN_COMMUNITY]->() RETURN count(p)", id=merged) > 0
+    runs = await Resolution(rag).plan(suggestions[:1]).apply()
+    assert len(runs) == 1
+    assert await one(store, "MATCH (c:Character {id: $id}) RETURN count(c)", id=merged) == 0
+    assert (await service.build()).communities > 0, "the next build places the kept thing"

@@ -39,6 +39,7 @@ COMMANDS = [
     "resolve",
     "reembed",
     "models",
+    "communities",
 ]
 GROUPS = {
     "neo4j": ["start", "stop", "status", "logs"],
@@ -47,6 +48,7 @@ GROUPS = {
     "resolve": ["suggest", "apply", "undo"],
     "reembed": ["plan", "backfill", "complete", "cleanup"],
     "models": ["list", "fetch"],
+    "communities": ["build", "list"],
 }
 runner = CliRunner()
 

@@ -67,11 +67,23 @@ def test_a_named_model_still_loads_the_openai_client_when_it_is_used() -> None:
 # by the model clients that call one) and the progress bar (not drawn with --json).
 # graphrag_orm.answers, .retrieval, .maintenance and .reembedding are not listed: the
 # options (``graphrag_orm.options``, which ingest needs) import their packages.
-COMMAND_MODULES = ("ask", "catalog", "evaluate", "graph", "maintain", "mcp", "migrations", "neo4j", "reembed")
+COMMAND_MODULES = (
+    "ask",
+    "catalog",
+    "communities",
+    "evaluate",
+    "graph",
+    "maintain",
+    "mcp",
+    "migrations",
+    "neo4j",
+    "reembed",
+)
 OTHER_COMMANDS = tuple(f"graphrag_orm.cli.{name}" for name in (*COMMAND_MODULES, "resolve", "serve"))
 NOT_FOR_INGEST = (
     *OTHER_COMMANDS,
     "graphrag_orm.catalog",
+    "graphrag_orm.communities",
     "graphrag_orm.text2cypher",
     "graphrag_orm.resolution",
     "graphrag_orm.evaluation",

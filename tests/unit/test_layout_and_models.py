@@ -132,6 +132,9 @@ def test_schema_is_derived_from_model_declarations_and_reads_nothing() -> None:
         ("Chunk", "id"),
         ("IngestionRun", "id"),
         ("GraphRagLease", "key"),
+        ("Community", "id"),
+        ("CommunityReport", "id"),
+        ("ReportFinding", "id"),
     }
     (vector,) = [d for d in definitions if isinstance(d, VectorIndex)]
     assert (vector.dimensions, vector.property) == (8, "embedding")
@@ -200,3 +203,26 @@ def test_the_two_index_names_are_distinct() -> None:
     with pytest.raises(ConfigurationError) as refused:
         Layout.DEFAULT.replace(vector_index="chunks", fulltext_index="chunks")
     assert refused.value.code == "invalid-layout" and "'chunks'" in refused.value.message
+
+
+def test_a_layout_names_its_own_community_label_and_its_schema_follows() -> None:
+    layout = Layout.DEFAULT.replace(
+        community_label="AppCommunity",
+        report_label="AppReport",
+        finding_label="AppFinding",
+        lease_label="AppLease",
+        schema_prefix="app",
+    )
+    model = for_layout(layout)
+    assert model.community.__label__ == "AppCommunity" and model.names.community.label == "AppCommunity"
+    assert (model.names.report.label, model.names.finding.label) == ("AppReport", "AppFinding")
+    definitions = Schema.definitions(layout, EmbeddingSet(model="m", dimensions=8))
+    keys = {(d.label, d.property) for d in definitions if isinstance(d, UniqueConstraint)}
+    assert {("AppCommunity", "id"), ("AppReport", "id"), ("AppFinding", "id")} <= keys
+    assert not {("Community", "id"), ("CommunityReport", "id"), ("ReportFinding", "id")} & keys
+    with pytest.raises(ConfigurationError) as refused:
+        Layout.DEFAULT.replace(community_label="Chunk")
+    assert refused.value.code == "invalid-layout"
+    with pytest.raises(ConfigurationError) as refused:
+        Layout.DEFAULT.replace(report_label="Community")
+    assert refused.value.code == "invalid-layout"

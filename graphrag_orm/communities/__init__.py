@@ -1,0 +1,70 @@
+"""Communities of the knowledge graph: hierarchical, seeded detection, their stored nodes and their reports."""
+
+from graphrag_orm.communities.detection import (
+    COMMUNITIES_EXTRA_MISSING,
+    DetectedCommunity,
+    Detection,
+    GraphFact,
+    detect,
+)
+from graphrag_orm.communities.global_answers import GLOBAL_NOTE, GlobalAnswer, GlobalAnswers, GlobalOptions
+from graphrag_orm.communities.options import CommunityOptions, ReportOptions
+from graphrag_orm.communities.reports import ReportService
+from graphrag_orm.communities.service import CommunityService
+from graphrag_orm.communities.values import (
+    CommunitiesBuilt,
+    CommunityFound,
+    CommunityListing,
+    FindingFound,
+    ReportCitation,
+    ReportFound,
+    ReportListing,
+    ReportPreview,
+    ReportsWritten,
+)
+from graphrag_orm.communities.writers import (
+    EXTRACTIVE_WRITER,
+    ChatReportWriter,
+    DraftFinding,
+    ExtractiveReportWriter,
+    ReportDraft,
+    ReportInput,
+    ReportWriter,
+)
+from graphrag_orm.models import Community, CommunityReport, InCommunity, ReportFinding
+
+__all__ = [
+    "COMMUNITIES_EXTRA_MISSING",
+    "EXTRACTIVE_WRITER",
+    "GLOBAL_NOTE",
+    "ChatReportWriter",
+    "CommunitiesBuilt",
+    "Community",
+    "CommunityFound",
+    "CommunityListing",
+    "CommunityOptions",
+    "CommunityReport",
+    "CommunityService",
+    "DetectedCommunity",
+    "Detection",
+    "DraftFinding",
+    "ExtractiveReportWriter",
+    "FindingFound",
+    "GlobalAnswer",
+    "GlobalAnswers",
+    "GlobalOptions",
+    "GraphFact",
+    "InCommunity",
+    "ReportCitation",
+    "ReportDraft",
+    "ReportFinding",
+    "ReportFound",
+    "ReportInput",
+    "ReportListing",
+    "ReportOptions",
+    "ReportPreview",
+    "ReportService",
+    "ReportWriter",
+    "ReportsWritten",
+    "detect",
+]

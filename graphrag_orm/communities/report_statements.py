@@ -1,0 +1,101 @@
+"""The reports' statements: what a writer is shown of a community, and one run's batched writes.
+
+Labels come from the layout's model (validated identifiers), relationship types from the
+ontology and the model's constants; every value is a parameter. The reads project what a
+report needs (ids, names, fact types, mention quotes, chunk text and offsets), never an
+embedding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphrag_orm.evidence import GROUNDING_PROPERTY
+from graphrag_orm.models import HAS_FINDING, HAS_REPORT, IN_COMMUNITY, LexicalModel
+from graphrag_orm.ontology import Ontology
+from graphrag_orm.retrieval.statements import CHUNK_FIELDS, DOCUMENT_FIELDS
+
+__all__ = ["ReportStatements"]
+
+
+@dataclass(frozen=True)
+class ReportStatements:
+    """One ontology's and layout's report reads and writes."""
+
+    communities: str
+    facts: str | None
+    evidence: str
+    chunks: str
+    clear_findings: str
+    clear_reports: str
+    create_reports: str
+    create_findings: str
+    listing: str
+    findings_of: str
+
+    @classmethod
+    def of(cls, ontology: Ontology, model: LexicalModel) -> ReportStatements:
+        names = model.names
+        community, report, finding = names.community.label, names.report.label, names.finding.label
+        chunk, document = names.chunk, names.document
+        facts = None
+        if ontology.fact_types:
+            # The facts among a community's members (both ends placed in it), in one order.
+            facts = (
+                f"UNWIND $ids AS cid MATCH (c:{community} {{id: cid}}) "
+                f"CALL (c) {{ MATCH (a)-[:{IN_COMMUNITY}]->(c) MATCH (a)-[f:{'|'.join(ontology.fact_types)}]->(b) "
+                f"WHERE a <> b AND (b)-[:{IN_COMMUNITY}]->(c) "
+                "RETURN a, f, b ORDER BY a.id, type(f), b.id LIMIT $limit } "
+                "RETURN c.id AS community, elementId(a) AS a, a.id AS source, a.name AS sourceName, type(f) AS type, "
+                "elementId(b) AS b, b.id AS target, b.name AS targetName, coalesce(f.documentIds, []) AS documentIds"
+            )
+        mention = ontology.mention_type
+        # Chunks of a fact's documents that mention both its ends: where extraction grounded it.
+        evidence = (
+            "UNWIND $pairs AS p MATCH (a) WHERE elementId(a) = p.a MATCH (b) WHERE elementId(b) = p.b "
+            f"CALL (a, b, p) {{ MATCH (a)-[m:{mention}]->(ch:{chunk.label})<-[n:{mention}]-(b) "
+            "WHERE m.documentId IN p.documents "
+            f"WITH ch.{chunk.key} AS chunk, collect(DISTINCT m.quote) AS sourceMentions, "
+            "collect(DISTINCT n.quote) AS targetMentions "
+            "RETURN chunk, sourceMentions, targetMentions ORDER BY chunk LIMIT $perFact } "
+            "RETURN p.key AS key, chunk, sourceMentions, targetMentions"
+        )
+        chunk_fields = ", ".join(f"{key}: c.{chunk.stored(attribute)}" for key, attribute in CHUNK_FIELDS.items())
+        document_fields = ", ".join(
+            f"{key}: d.{document.stored(attribute)}" for key, attribute in DOCUMENT_FIELDS.items()
+        )
+        chunks = (
+            f"UNWIND $ids AS id MATCH (c:{chunk.label} {{{chunk.key}: id}}) "
+            f"OPTIONAL MATCH (d:{document.label} {{{document.key}: c.{chunk.stored('document_id')}}}) "
+            f"RETURN c {{id: c.{chunk.key}, {chunk_fields}, grounding: c.{GROUNDING_PROPERTY}}} AS chunk, "
+            f"d {{{document_fields}}} AS document ORDER BY id"
+        )
+        return cls(
+            communities=(
+                f"MATCH (c:{community}) RETURN c.id AS id, c.level AS level, c.fingerprint AS fingerprint "
+                "ORDER BY level, id LIMIT $limit"
+            ),
+            facts=facts,
+            evidence=evidence,
+            chunks=chunks,
+            clear_findings=f"MATCH (f:{finding}) CALL (f) {{ DETACH DELETE f }} RETURN count(*) AS removed",
+            clear_reports=f"MATCH (r:{report}) CALL (r) {{ DETACH DELETE r }} RETURN count(*) AS removed",
+            create_reports=(
+                f"UNWIND $rows AS row MATCH (c:{community} {{id: row.community}}) "
+                f"CREATE (c)-[:{HAS_REPORT}]->(r:{report}) SET r = row.props, r.writtenAt = datetime()"
+            ),
+            create_findings=(
+                f"UNWIND $rows AS row MATCH (r:{report} {{id: row.report}}) "
+                f"CREATE (r)-[:{HAS_FINDING}]->(f:{finding}) SET f = row.props"
+            ),
+            listing=(
+                f"MATCH (r:{report}) RETURN r.id AS id, r.communityId AS community, r.level AS level, "
+                "r.title AS title, r.writer AS writer, r.fingerprint AS fingerprint, r.unsupported AS unsupported "
+                "ORDER BY level, community LIMIT $limit"
+            ),
+            findings_of=(
+                f"UNWIND $ids AS rid MATCH (r:{report} {{id: rid}})-[:{HAS_FINDING}]->(f:{finding}) "
+                "RETURN rid AS report, f.text AS text, f.chunkIds AS chunkIds, f.documentIds AS documentIds, "
+                "f.startBytes AS startBytes, f.endBytes AS endBytes, f.quotes AS quotes ORDER BY report, f.position"
+            ),
+        )

@@ -1,0 +1,162 @@
+"""Communities over the knowledge graph: read the facts, detect, write the result in one transaction.
+
+Detection runs in Python (:mod:`graphrag_orm.communities.detection`); the store reads the
+facts (one statement, at most ``max_facts``) and the build writes every community, its
+members and its parents in one write transaction of a few batched UNWIND statements, after
+removing the previous build's, so a reader sees the old communities or the new, never half.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import defaultdict
+from typing import Any
+
+from graphrag_orm.codes import LimitName
+from graphrag_orm.communities.detection import GraphFact, detect
+from graphrag_orm.communities.options import CommunityOptions
+from graphrag_orm.communities.statements import CommunityStatements
+from graphrag_orm.communities.values import CommunitiesBuilt, CommunityFound, CommunityListing
+from graphrag_orm.layout import Layout
+from graphrag_orm.models import LexicalModel, for_layout
+from graphrag_orm.ontology import Ontology
+from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.values import Limit
+
+__all__ = ["DEFAULT_LISTED_COMMUNITIES", "MAX_LISTED_COMMUNITIES", "CommunityService"]
+
+DEFAULT_LISTED_COMMUNITIES = 100
+MAX_LISTED_COMMUNITIES = 10_000
+#: Rows per UNWIND statement of a build's writes.
+MAX_COMMUNITY_WRITE_ROWS = 5_000
+
+
+def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    return [rows[i : i + MAX_COMMUNITY_WRITE_ROWS] for i in range(0, len(rows), MAX_COMMUNITY_WRITE_ROWS)]
+
+
+class CommunityService:
+    """Builds and lists the communities of one ontology's knowledge graph, through ``store``.
+
+    ``model`` is the layout's lexical model (its community label); the default layout's
+    when not given.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        ontology: Ontology,
+        options: CommunityOptions | None = None,
+        *,
+        model: LexicalModel | None = None,
+    ) -> None:
+        self.store = store
+        self.ontology = ontology
+        self.options = options or CommunityOptions()
+        model = model or for_layout(Layout.DEFAULT)
+        names = model.names
+        self.statements = CommunityStatements.of(
+            ontology, names.community.label, (names.finding.label, names.report.label)
+        )
+
+    async def build(self, options: CommunityOptions | None = None) -> CommunitiesBuilt:
+        """Detect the communities of the facts stored now and replace the stored ones with them.
+
+        The stored reports (:class:`~graphrag_orm.communities.ReportService`) go in the same
+        transaction: they describe the communities replaced. Write them again after a build.
+        """
+        options = options or self.options
+        began = time.perf_counter()
+        build_id = f"communities-{uuid.uuid4().hex[:16]}"
+        facts, label_of, limits = await self._read(options)
+        detection = detect(facts, options)
+        limits.extend(detection.limits_reached)
+        communities = detection.communities
+        rows = [
+            {"id": c.id, "level": c.level, "size": len(c.members), "facts": c.facts, "fingerprint": c.fingerprint}
+            for c in communities
+        ]
+        parents = [{"id": c.id, "parent": c.parent_id} for c in communities if c.parent_id is not None]
+        members: dict[str, list[dict[str, str]]] = defaultdict(list)
+        for c in communities:
+            for thing in c.members:
+                members[label_of[thing]].append({"thing": thing, "community": c.id})
+        st = self.statements
+
+        async def work(tx: StoreTransaction) -> int:
+            # The previous build's reports describe communities this build replaces.
+            for clear in st.clear_reports:
+                await tx.run(clear, name="communities.clear")
+            removed = int((await tx.run(st.clear, name="communities.clear")).value("removed", 0))
+            for batch in _batches(rows):
+                await tx.run(st.create, {"rows": batch, "build": build_id}, name="communities.create")
+            for batch in _batches(parents):
+                await tx.run(st.parents, {"rows": batch}, name="communities.parents")
+            for label in sorted(members):
+                for batch in _batches(members[label]):
+                    await tx.run(st.members(label), {"rows": batch, "build": build_id}, name="communities.members")
+            return removed
+
+        removed = await self.store.write(work)
+        levels = max((c.level for c in communities), default=-1) + 1
+        return CommunitiesBuilt(
+            build_id=build_id,
+            communities=len(communities),
+            per_level=tuple(sum(1 for c in communities if c.level == level) for level in range(levels)),
+            things=len(label_of),
+            facts_read=len(facts),
+            removed=removed,
+            seconds=round(time.perf_counter() - began, 3),
+            limits_reached=tuple(limits),
+        )
+
+    async def _read(self, options: CommunityOptions) -> tuple[list[GraphFact], dict[str, str], list[Limit]]:
+        st = self.statements
+        if st.facts is None:
+            return [], {}, []
+        result = await self.store.read(
+            st.facts, {"labels": list(st.labels), "limit": options.max_facts + 1}, name="communities.facts"
+        )
+        rows = list(result)
+        limits: list[Limit] = []
+        if len(rows) > options.max_facts:
+            rows = rows[: options.max_facts]
+            limits.append(Limit(name=LimitName.COMMUNITY_FACTS, value=options.max_facts))
+        facts: list[GraphFact] = []
+        label_of: dict[str, str] = {}
+        for row in rows:
+            if row["sourceLabel"] is None or row["targetLabel"] is None:
+                continue
+            label_of[row["source"]] = row["sourceLabel"]
+            label_of[row["target"]] = row["targetLabel"]
+            facts.append(GraphFact(row["source"], row["type"], row["target"], tuple(sorted(row["documentIds"]))))
+        return facts, label_of, limits
+
+    async def list(self, *, limit: int = DEFAULT_LISTED_COMMUNITIES) -> CommunityListing:
+        """The stored communities, coarsest level first, at most ``limit`` (``MaxListed`` past it)."""
+        limit = max(1, min(limit, MAX_LISTED_COMMUNITIES))
+        result = await self.store.read(self.statements.listing, {"limit": limit + 1}, name="communities.list")
+        found = [
+            CommunityFound(
+                id=row["id"],
+                level=row["level"],
+                size=row["size"],
+                facts=row["facts"],
+                fingerprint=row["fingerprint"],
+                parent_id=row["parent"],
+            )
+            for row in result
+        ]
+        limits: tuple[Limit, ...] = ()
+        if len(found) > limit:
+            found, limits = found[:limit], (Limit(name=LimitName.MAX_LISTED, value=limit),)
+        return CommunityListing(communities=tuple(found), limits_reached=limits)
+
+    async def members(self, community_id: str, *, limit: int = DEFAULT_LISTED_COMMUNITIES) -> tuple[str, ...]:
+        """The ids of a community's things (at most ``limit``)."""
+        limit = max(1, min(limit, MAX_LISTED_COMMUNITIES))
+        result = await self.store.read(
+            self.statements.membership, {"id": community_id, "limit": limit}, name="communities.members"
+        )
+        return tuple(result.column("thing"))

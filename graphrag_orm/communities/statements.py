@@ -1,0 +1,92 @@
+"""The communities' statements: the facts detection reads, and one build's batched writes.
+
+Labels and relationship types come from the ontology (validated identifiers) and the
+community model; every value is a parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphrag_orm.models import IN_COMMUNITY, PARENT_COMMUNITY
+from graphrag_orm.ontology import Ontology
+
+__all__ = ["CommunityStatements"]
+
+
+@dataclass(frozen=True)
+class CommunityStatements:
+    """The facts read, a build's writes and the listing, for one ontology and community label."""
+
+    facts: str | None
+    labels: tuple[str, ...]
+    community: str
+    #: The reports' labels (finding, report): a build removes the previous build's reports with its communities.
+    reports: tuple[str, str]
+
+    @classmethod
+    def of(cls, ontology: Ontology, community_label: str, reports: tuple[str, str]) -> CommunityStatements:
+        facts = None
+        if ontology.fact_types:
+            facts = (
+                f"MATCH (a)-[f:{'|'.join(ontology.fact_types)}]->(b) "
+                "WHERE a.id IS NOT NULL AND b.id IS NOT NULL "
+                "RETURN a.id AS source, type(f) AS type, b.id AS target, coalesce(f.documentIds, []) AS documentIds, "
+                "[l IN labels(a) WHERE l IN $labels][0] AS sourceLabel, "
+                "[l IN labels(b) WHERE l IN $labels][0] AS targetLabel "
+                "ORDER BY source, type, target LIMIT $limit"
+            )
+        return cls(facts, ontology.labels, community_label, reports)
+
+    @property
+    def clear_reports(self) -> tuple[str, str]:
+        """The reports (graphrag_orm.communities.reports) of the communities a build replaces: findings, then reports."""
+        finding, report = self.reports
+        return (
+            f"MATCH (f:{finding}) CALL (f) {{ DETACH DELETE f }} RETURN count(*) AS removed",
+            f"MATCH (r:{report}) CALL (r) {{ DETACH DELETE r }} RETURN count(*) AS removed",
+        )
+
+    @property
+    def clear(self) -> str:
+        """One build replaces the last: its communities and every ``IN_COMMUNITY`` go first; ``removed``."""
+        return f"MATCH (c:{self.community}) CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
+
+    @property
+    def create(self) -> str:
+        return (
+            f"UNWIND $rows AS row CREATE (c:{self.community}) SET c.id = row.id, c.level = row.level, "
+            "c.size = row.size, c.facts = row.facts, c.fingerprint = row.fingerprint, c.buildId = $build, "
+            "c.builtAt = datetime()"
+        )
+
+    @property
+    def parents(self) -> str:
+        c = self.community
+        return (
+            f"UNWIND $rows AS row MATCH (c:{c} {{id: row.id}}) MATCH (p:{c} {{id: row.parent}}) "
+            f"CREATE (c)-[:{PARENT_COMMUNITY}]->(p)"
+        )
+
+    def members(self, label: str) -> str:
+        """``IN_COMMUNITY`` from each thing of ``label`` (by its id) to its community."""
+        return (
+            f"UNWIND $rows AS row MATCH (t:{label} {{id: row.thing}}) MATCH (c:{self.community} {{id: row.community}}) "
+            f"CREATE (t)-[:{IN_COMMUNITY} {{buildId: $build}}]->(c)"
+        )
+
+    @property
+    def listing(self) -> str:
+        c = self.community
+        return (
+            f"MATCH (c:{c}) OPTIONAL MATCH (c)-[:{PARENT_COMMUNITY}]->(p:{c}) "
+            "RETURN c.id AS id, c.level AS level, c.size AS size, c.facts AS facts, c.fingerprint AS fingerprint, "
+            "p.id AS parent ORDER BY level, id LIMIT $limit"
+        )
+
+    @property
+    def membership(self) -> str:
+        return (
+            f"MATCH (t)-[:{IN_COMMUNITY}]->(c:{self.community} {{id: $id}}) "
+            "RETURN t.id AS thing, t.name AS name ORDER BY thing LIMIT $limit"
+        )

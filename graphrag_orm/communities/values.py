@@ -1,0 +1,119 @@
+"""What a community build and a listing return."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from graphrag_orm.values import Limit, Value
+
+__all__ = [
+    "CommunitiesBuilt",
+    "CommunityFound",
+    "CommunityListing",
+    "FindingFound",
+    "ReportCitation",
+    "ReportFound",
+    "ReportListing",
+    "ReportPreview",
+    "ReportsWritten",
+]
+
+
+class CommunitiesBuilt(Value):
+    """One build: the communities written per level, the facts read, the limits reached."""
+
+    build_id: str
+    communities: int = 0
+    per_level: tuple[int, ...] = ()
+    things: int = 0
+    facts_read: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+    limits_reached: tuple[Limit, ...] = ()
+
+
+class CommunityFound(Value):
+    id: str
+    level: int
+    size: int
+    facts: int
+    fingerprint: str
+    parent_id: str | None = None
+
+
+class CommunityListing(Value):
+    communities: tuple[CommunityFound, ...] = ()
+    limits_reached: tuple[Limit, ...] = ()
+
+
+class ReportCitation(Value):
+    """Stored bytes a finding cites: the chunk, its document, the document byte span and the text there."""
+
+    chunk_id: str
+    document_id: str
+    start_byte: int
+    end_byte: int
+    quote: str
+
+
+class FindingFound(Value):
+    """One stored finding: its text and its citations, each located byte-exact when it was written."""
+
+    text: str
+    citations: tuple[ReportCitation, ...]
+
+
+class ReportFound(Value):
+    """A stored report: its community, title, writer, findings, and the findings its writer had dropped."""
+
+    id: str
+    community_id: str
+    level: int
+    title: str
+    writer: str
+    fingerprint: str
+    unsupported: int = 0
+    findings: tuple[FindingFound, ...] = ()
+
+
+class ReportListing(Value):
+    reports: tuple[ReportFound, ...] = ()
+    limits_reached: tuple[Limit, ...] = ()
+
+
+class ReportPreview(Value):
+    """What a report run would cost, before any call: calls, estimated input tokens, the output bound.
+
+    ``input_tokens`` is estimated at four UTF-8 bytes per token of each request;
+    ``max_output_tokens`` is the most the replies may hold in all (calls times the bound).
+    """
+
+    writer: str
+    communities: int = 0
+    calls: int = 0
+    input_tokens: int = 0
+    max_output_tokens: int = 0
+    limits_reached: tuple[Limit, ...] = ()
+
+
+class ReportsWritten(Value):
+    """One report run: reports and findings stored, what was dropped (by code), calls and tokens.
+
+    ``dropped`` counts by :class:`~graphrag_orm.codes.ReportDrop` code: findings not
+    verified (``unsupported-finding``), reports with no verified finding
+    (``no-verified-finding``) and model replies that were not a report (``unreadable-report``).
+    ``without_facts`` counts communities with no fact among their members (no report, no call).
+    """
+
+    run_id: str
+    writer: str
+    reports: int = 0
+    findings: int = 0
+    dropped: dict[str, int] = Field(default_factory=dict)
+    without_facts: int = 0
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+    limits_reached: tuple[Limit, ...] = ()

@@ -1,0 +1,251 @@
+"""Community reports over the harbour sample (32 pages, an ontology), written to and read from the real Neo4j.
+
+Every stored finding's citation is checked against the stored chunk bytes; the model
+writer is tested over real HTTP against the loopback OpenAI server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from examples.harbour.fleet import FLEET, extraction_reply, pages
+from graphrag_orm import GraphRag, Sources
+from graphrag_orm.chat import OpenAIChat, ScriptedChat
+from graphrag_orm.chat.evidence_block import parse_evidence
+from graphrag_orm.codes import ErrorCode, GlobalRefusal, LimitName, ReportDrop
+from graphrag_orm.communities import (
+    EXTRACTIVE_WRITER,
+    GLOBAL_NOTE,
+    ChatReportWriter,
+    CommunityService,
+    DraftFinding,
+    ExtractiveReportWriter,
+    GlobalAnswers,
+    GlobalOptions,
+    ReportDraft,
+    ReportInput,
+    ReportListing,
+    ReportOptions,
+    ReportService,
+)
+from graphrag_orm.embeddings import HashingEmbedder
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.errors import ModelCallFailed
+from graphrag_orm.store import Store
+from tests.integration.knowledge_support import ontology_schema
+from tests.support.openai_server import OpenAIServer
+
+
+@pytest.fixture
+async def harbour(store: Store, graph: None) -> AsyncIterator[GraphRag]:
+    async with ontology_schema(store, FLEET):
+        rag = GraphRag(
+            embedding_set=OFFLINE_EMBEDDING_SET,
+            embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+            chat=ScriptedChat(extraction_reply),
+            ontology=FLEET,
+        )
+        rag.store.bind(store.driver, store.database)
+        receipt = await rag.ingestion.ingest(
+            [Sources.file(p, uri=f"https://example.org/harbour/{p.stem}") for p in pages()]
+        )
+        assert receipt.failed == 0 and len(pages()) >= 30
+        built = await CommunityService(rag.store, FLEET).build()
+        assert built.communities >= 3
+        yield rag
+
+
+async def assert_every_citation_is_the_stored_bytes(rag: GraphRag, listing: ReportListing) -> int:
+    """Each citation's quote is the chunk's stored text at its byte span; returns the citations checked."""
+    checked = 0
+    for report in listing.reports:
+        assert report.findings, "a stored report has at least one finding"
+        for finding in report.findings:
+            assert finding.citations
+            for citation in finding.citations:
+                (chunk,) = list(
+                    await rag.store.read(
+                        "MATCH (c:Chunk {id: $id}) RETURN c.text AS text, c.startByte AS start, c.documentId AS doc",
+                        {"id": citation.chunk_id},
+                    )
+                )
+                stored = chunk["text"].encode("utf-8")[
+                    citation.start_byte - chunk["start"] : citation.end_byte - chunk["start"]
+                ]
+                assert stored.decode("utf-8") == citation.quote and chunk["doc"] == citation.document_id
+                checked += 1
+    return checked
+
+
+async def test_extractive_reports_cite_stored_bytes_and_two_runs_agree(harbour: GraphRag) -> None:
+    service = ReportService(harbour.store, FLEET, ReportOptions(max_findings=20))
+    preview = await service.preview()
+    assert preview.writer == EXTRACTIVE_WRITER and preview.calls == 0 and preview.max_output_tokens == 0
+    written = await service.write()
+    assert written.reports >= 3 and written.findings >= written.reports and written.calls == 0
+    assert written.dropped == {code.value: 0 for code in ReportDrop} and written.limits_reached == ()
+    listing = await service.list()
+    assert len(listing.reports) == written.reports
+    assert await assert_every_citation_is_the_stored_bytes(harbour, listing) == written.findings
+    # Every fact of the sample is among its community's findings, worded from the fact.
+    texts = {finding.text for report in listing.reports for finding in report.findings}
+    assert {"Gannet owned by House Orrin.", "Selkie carries tar.", "Velde & Daughters based in Saltmere."} <= texts
+    # Same graph, same reports: a second run, and a rebuild of the communities then a run.
+    again = await service.write()
+    assert again.removed == written.reports and again.run_id != written.run_id
+    assert (await service.list()) == listing
+    rebuilt = await CommunityService(harbour.store, FLEET).build()
+    assert rebuilt.communities > 0 and (await service.list()).reports == (), "a build replaces the reports"
+    await service.write()
+    assert (await service.list()) == listing
+
+
+class _Careless:
+    """A writer that cites badly on purpose: the extractive findings, then three that cannot verify."""
+
+    label = "careless"
+
+    def request_bytes(self, source: ReportInput) -> int:
+        return 0
+
+    async def write(self, source: ReportInput) -> ReportDraft:
+        good = await ExtractiveReportWriter().write(source)
+        shown = source.passages[0].chunk_id if source.passages else "none"
+        bad = (
+            DraftFinding("Invented.", ((shown, "words no page of the harbour holds"),)),
+            DraftFinding("Not shown.", (("chunk-never-shown", "The Gannet"),)),
+            DraftFinding("Uncited.", ()),
+        )
+        # The eastern fleet's community gets only the bad ones; the others two good ones first.
+        kept = () if "Ashgrove Company" in source.members else good.findings[:2]
+        return ReportDraft(title=good.title, findings=kept + bad)
+
+
+async def test_unsupported_findings_are_dropped_and_counted_and_a_report_without_one_is_not_stored(
+    harbour: GraphRag,
+) -> None:
+    communities = (await CommunityService(harbour.store, FLEET).list()).communities
+    written = await ReportService(harbour.store, FLEET, writer=_Careless()).write()
+    with_facts = len(communities) - written.without_facts
+    assert written.dropped[ReportDrop.UNSUPPORTED_FINDING] == 3 * with_facts
+    assert written.reports == with_facts - 1 and written.findings == 2 * written.reports
+    assert written.dropped[ReportDrop.NO_VERIFIED_FINDING] == 1
+    listing = await ReportService(harbour.store, FLEET).list()
+    assert all(report.unsupported == 3 and report.writer == "careless" for report in listing.reports)
+    assert await assert_every_citation_is_the_stored_bytes(harbour, listing) == written.findings
+    stored = list(await harbour.store.read("MATCH (f:ReportFinding) RETURN f.text AS text"))
+    assert stored and not {"Invented.", "Not shown.", "Uncited."} & {row["text"] for row in stored}
+
+
+async def test_the_bounds_are_reported(harbour: GraphRag) -> None:
+    service = ReportService(harbour.store, FLEET)
+    one = await service.write(ReportOptions(max_reports=1, max_findings=1))
+    assert one.reports == 1 and one.findings == 1
+    assert {limit.name for limit in one.limits_reached} == {LimitName.REPORT_COMMUNITIES, LimitName.REPORT_FINDINGS}
+    tight = await service.write(ReportOptions(max_facts_per_report=1, max_chunks_per_report=1))
+    assert LimitName.REPORT_FACTS in {limit.name for limit in tight.limits_reached}
+    assert all(len(report.findings) == 1 for report in (await service.list()).reports)
+    listed = await service.list(limit=1)
+    assert len(listed.reports) == 1 and listed.limits_reached[0].name == LimitName.MAX_LISTED
+
+
+async def test_a_reset_of_everything_removes_the_reports(harbour: GraphRag) -> None:
+    written = await ReportService(harbour.store, FLEET).write()
+    report = await harbour.maintenance.reset()
+    assert report.reports == written.reports and report.communities > 0
+    assert list(await harbour.store.read("MATCH (n) WHERE n:CommunityReport OR n:ReportFinding RETURN n")) == []
+
+
+def _model_reply(body: dict[str, Any]) -> str:
+    """A model over HTTP: cites the first sentence of the first passage, invents one quote; one reply is not JSON."""
+    prompt = body["messages"][-1]["content"]
+    items = parse_evidence(prompt)
+    if '"Tarn Quay"' in prompt.split("<evidence>", 1)[0]:
+        return "I cannot write JSON today."
+    chunk_id, text = items[0]
+    sentence = text.split("\n\n", 1)[-1].split(". ", 1)[0]
+    findings = [
+        {"text": "A ship of this fleet calls here.", "citations": [{"chunkId": chunk_id, "quote": sentence}]},
+        {"text": "The fleet was founded in 1802.", "citations": [{"chunkId": chunk_id, "quote": "founded in 1802"}]},
+    ]
+    return json.dumps({"title": "A fleet and its ports", "findings": findings})
+
+
+async def test_the_model_writer_over_http_is_previewed_bounded_and_verified(
+    harbour: GraphRag, openai_server: OpenAIServer
+) -> None:
+    openai_server.chat_responder = _model_reply
+    options = ReportOptions(max_output_tokens=500)
+    async with OpenAIChat("test-model", base_url=openai_server.url, api_key="test-key") as chat:
+        service = ReportService(harbour.store, FLEET, options, writer=ChatReportWriter(chat, options))
+        preview = await service.preview()
+        assert openai_server.requests_to("/v1/chat/completions") == [], "a preview sends nothing"
+        assert preview.writer == "test-model" and preview.calls > 0 and preview.input_tokens > 0
+        assert preview.max_output_tokens == preview.calls * 500
+        written = await service.write()
+    sent = openai_server.requests_to("/v1/chat/completions")
+    assert written.calls == preview.calls == len(sent)
+    body = sent[0].body
+    assert body["max_completion_tokens"] == 500 and body["response_format"]["json_schema"]["strict"] is True
+    unreadable = written.dropped[ReportDrop.UNREADABLE_REPORT]
+    assert unreadable >= 1 and written.reports == written.calls - unreadable
+    assert written.dropped[ReportDrop.UNSUPPORTED_FINDING] == written.reports
+    listing = await service.list()
+    assert all(r.title == "A fleet and its ports" and r.writer == "test-model" for r in listing.reports)
+    assert all(len(r.findings) == 1 and r.unsupported == 1 for r in listing.reports)
+    assert await assert_every_citation_is_the_stored_bytes(harbour, listing) == written.reports
+
+
+async def test_a_global_question_is_answered_from_the_reports_with_citations_verified_now(harbour: GraphRag) -> None:
+    await ReportService(harbour.store, FLEET, ReportOptions(max_findings=20)).write()
+    answers = GlobalAnswers(harbour.store, FLEET)
+    answered = await answers.answer("Which ships are owned by House Orrin?")
+    assert answered.refused is None and answered.answer is not None and answered.answer.endswith(GLOBAL_NOTE)
+    for ship in ("Gannet", "Skua", "Petrel"):
+        assert f"{ship} owned by House Orrin." in answered.answer
+    assert answered.citations and answered.reports
+    for citation in answered.citations:
+        (chunk,) = list(
+            await harbour.store.read(
+                "MATCH (c:Chunk {id: $id}) RETURN c.text AS text, c.startByte AS start", {"id": citation.chunk_id}
+            )
+        )
+        span = chunk["text"].encode()[citation.start_byte - chunk["start"] : citation.end_byte - chunk["start"]]
+        assert span.decode() == citation.quote
+    unanswerable = await answers.answer("What did saffron cost at the spring fair?")
+    assert unanswerable.refused == GlobalRefusal.NO_RELEVANT_FINDING and unanswerable.answer is None
+    bounded = await answers.answer("Which ships are owned by House Orrin?", GlobalOptions(max_findings=1))
+    assert [limit.name for limit in bounded.limits_reached] == [LimitName.GLOBAL_FINDINGS]
+    # The Skua's log removed: no answer cites its chunk, though the stored report still names it.
+    skua = [c for c in answered.citations if "Skua is owned" in c.quote]
+    assert skua
+    removed = await harbour.maintenance.remove_source(skua[0].document_id)
+    assert removed.documents == 1
+    after = await answers.answer("Which ships are owned by House Orrin?")
+    assert after.refused is None and after.findings_dropped >= 1
+    assert skua[0].chunk_id not in {c.chunk_id for c in after.citations}
+    assert "Gannet owned by House Orrin." in (after.answer or "")
+
+
+async def test_a_global_question_without_reports_is_refused(harbour: GraphRag) -> None:
+    refused = await GlobalAnswers(harbour.store, FLEET).answer("Which ships are owned by House Orrin?")
+    assert refused.refused == GlobalRefusal.NO_REPORTS and refused.citations == ()
+
+
+async def test_a_failed_model_call_writes_nothing_and_the_stored_reports_stay(
+    harbour: GraphRag, openai_server: OpenAIServer
+) -> None:
+    before = await ReportService(harbour.store, FLEET).write()
+    listing = await ReportService(harbour.store, FLEET).list()
+    openai_server.chat_responder = _model_reply
+    openai_server.fail(400)
+    async with OpenAIChat("test-model", base_url=openai_server.url, api_key="test-key") as chat:
+        with pytest.raises(ModelCallFailed) as failed:
+            await ReportService(harbour.store, FLEET, writer=ChatReportWriter(chat)).write()
+    assert failed.value.code == ErrorCode.MODEL_REQUEST_REJECTED
+    assert len(openai_server.requests_to("/v1/chat/completions")) == 1, "the run stops at the failed call"
+    assert before.reports > 0 and (await ReportService(harbour.store, FLEET).list()) == listing

@@ -1,0 +1,104 @@
+"""The report writers without a database: the extractive stand-in's choices and the strict reading of a model's reply."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphrag_orm.chat import ScriptedChat
+from graphrag_orm.communities import ExtractiveReportWriter, ReportInput, ReportOptions
+from graphrag_orm.communities.writers import (
+    MAX_FINDING_CITATIONS,
+    MAX_TITLE_CHARS,
+    REPORT_SCHEMA_NAME,
+    ChatReportWriter,
+    FactPassage,
+    ReportFact,
+    parse_report,
+)
+from graphrag_orm.evidence import EvidenceItem
+
+TEXT = "# Brake kit BK-7\n\nBrake kit BK-7 is sold to shops.\n\nIt holds two BC-310 calipers. Nothing else."
+
+
+def passage(text: str = TEXT, chunk_id: str = "c1") -> EvidenceItem:
+    return EvidenceItem(
+        chunk_id=chunk_id,
+        document_id="d1",
+        source_uri="",
+        text=text,
+        start_byte=0,
+        end_byte=len(text.encode()),
+        score=0,
+    )
+
+
+def source(*facts: ReportFact) -> ReportInput:
+    return ReportInput("community-1", 0, ("BK-7", "BC-310", "BL-20", "Kestrel"), facts, (passage(),))
+
+
+async def test_the_stand_in_cites_a_sentence_naming_both_ends_else_one_sentence_for_each() -> None:
+    both = ReportFact("BK-7", "HAS_PART", "BC-310", 1, (FactPassage("c1", ("BK-7",), ("BC-310",)),))
+    draft = await ExtractiveReportWriter().write(source(both))
+    assert draft.title == "BK-7, BC-310, BL-20 and 1 more" and draft.calls == 0
+    (finding,) = draft.findings
+    # No sentence names both, so the first naming each: the heading, then the sentence with BC-310.
+    assert finding.text == "BK-7 has part BC-310."
+    assert finding.citations == (("c1", "# Brake kit BK-7"), ("c1", "It holds two BC-310 calipers."))
+    together = ReportFact("BK-7", "SOLD", "shops", 1, (FactPassage("c1", ("BK-7",), ("shops",)),))
+    (sold,) = (await ExtractiveReportWriter().write(source(together))).findings
+    assert sold.citations == (("c1", "Brake kit BK-7 is sold to shops."),)
+    absent = ReportFact("BK-7", "HAS_PART", "BL-20", 1, (FactPassage("c1", ("BK-7",), ("BL-20",)),))
+    assert (await ExtractiveReportWriter().write(source(absent))).findings == ()
+
+
+def reply(**changes: object) -> str:
+    body: dict[str, object] = {
+        "title": "Brake kits",
+        "findings": [{"text": "BK-7 holds calipers.", "citations": [{"chunkId": "c1", "quote": "two BC-310"}]}],
+    }
+    body.update(changes)
+    return json.dumps(body)
+
+
+def test_a_reply_is_read_strictly() -> None:
+    draft = parse_report(reply(), max_findings=8)
+    assert draft.problem is None and draft.title == "Brake kits"
+    assert draft.findings[0].citations == (("c1", "two BC-310"),)
+    bad_citation = [{"text": "x", "citations": [{"chunkId": "c1", "quote": "q"}] * (MAX_FINDING_CITATIONS + 1)}]
+    for text in (
+        "not json",
+        "[]",
+        reply(extra=1),
+        reply(title=""),
+        reply(title="t" * (MAX_TITLE_CHARS + 1)),
+        reply(findings={}),
+        reply(findings=[{"text": "x"}]),
+        reply(findings=[{"text": "", "citations": []}]),
+        reply(findings=bad_citation),
+        reply(findings=[{"text": "x", "citations": [{"chunkId": 1, "quote": "q"}]}]),
+    ):
+        read = parse_report(text, max_findings=8)
+        assert read.problem is not None and read.findings == (), text
+    many = [{"text": f"f{i}", "citations": []} for i in range(20)]
+    assert len(parse_report(reply(findings=many), max_findings=3).findings) == 4, "one over, so the bound is seen"
+
+
+async def test_the_chat_writer_sends_one_bounded_strict_request_and_reads_the_reply() -> None:
+    chat = ScriptedChat(lambda request: reply())
+    options = ReportOptions(max_output_tokens=300, max_findings=2)
+    writer = ChatReportWriter(chat, options)
+    fact = ReportFact("BK-7", "HAS_PART", "BC-310", 1, ())
+    draft = await writer.write(source(fact))
+    assert draft.calls == 1 and draft.title == "Brake kits" and draft.problem is None
+    (request,) = chat.calls
+    assert request.schema_name == REPORT_SCHEMA_NAME and request.strict and request.max_output_tokens == 300
+    assert '"chunkId":"c1"' in request.messages[-1].content and "at most 2 findings" in request.messages[0].content
+    assert writer.request_bytes(source(fact)) > len(TEXT)
+
+
+@pytest.mark.parametrize("bad", ["{}", "null"])
+async def test_an_unreadable_reply_is_a_problem_not_an_error(bad: str) -> None:
+    draft = await ChatReportWriter(ScriptedChat(lambda request: bad)).write(source())
+    assert draft.problem is not None and draft.calls == 1
