@@ -273,6 +273,9 @@ class ErrorCode(StrEnum):
     RANGE_TOO_LARGE = "range-too-large"
     #: The query names a stored vector property, or reads properties by a computed key.
     VECTOR_NOT_READABLE = "vector-not-readable"
+    #: The query names a label, relationship type or property key that the database has
+    #: never held and the schema does not declare (a model's guess; it would read nulls).
+    UNKNOWN_NAME = "unknown-name"
     # connection settings and model endpoints
     INVALID_URI = "invalid-uri"
     DATABASE_NOT_FOUND = "database-not-found"
@@ -400,3 +403,4 @@ class GraphRefusal(StrEnum):
     REGEX_NOT_ALLOWED = "regex-not-allowed"
     RANGE_TOO_LARGE = "range-too-large"
     VECTOR_NOT_READABLE = "vector-not-readable"
+    UNKNOWN_NAME = "unknown-name"

@@ -28,7 +28,8 @@ programs (members of :class:`~graphrag_orm.codes.ErrorCode`, or of
     ├── ScopeError                             invalid-scope; a Cypher scope: the sandbox's codes
     ├── QueryRefused                           not-allowed, invalid-query, not-read-only, query-failed,
     │                                          query-timeout, too-deep, regex-not-allowed,
-    │                                          range-too-large, vector-not-readable
+    │                                          range-too-large, vector-not-readable,
+    │                                          unknown-name (a model's query)
     ├── ExportError                            invalid-export
     ├── GraphRefused                           foreign-graph
     ├── DocumentNotResolved                    document-not-found, ambiguous-id
@@ -223,8 +224,11 @@ class QueryRefused(GraphRagError):
     ``not-read-only`` (its plan may write), ``query-failed`` (the server failed it
     while it ran: a lost connection, a division by zero), ``query-timeout`` (it ran past
     its timeout: the server's, or the sandbox's own deadline), and the text gate's
-    ``too-deep``, ``regex-not-allowed``, ``range-too-large`` and ``vector-not-readable``.
-    The message names the rule or the server's status code, never the query's values.
+    ``too-deep``, ``regex-not-allowed``, ``range-too-large`` and ``vector-not-readable``;
+    for a sandbox given ``known_names`` (Text2Cypher's), ``unknown-name`` (the query
+    names a label, relationship type or property key the graph has never held).
+    The message names the rule, the unknown names or the server's status code, never
+    the query's values.
     """
 
 

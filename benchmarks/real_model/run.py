@@ -18,8 +18,10 @@ Three parts, each on an emptied graph of the benchmark's own Neo4j (port 7694, h
    the graph is the same for every model): the 18 questions of
    ``tests/data/text2cypher/recall_questions.json``; a query counts as **valid** when it
    passed the gates and ran, and as **right** when its rows equal those of the hand-written
-   reference query (values compared in order, column names ignored). Stand-in: the
-   reference replies themselves (so 15 of 15 right and 3 declined by construction).
+   reference query (values compared in order, column names ignored); an unanswerable
+   question counts as **refused** for any refusal (the model's decline, or a gate's,
+   such as ``unknown-name`` for a guessed property). Stand-in: the reference replies
+   themselves (so 15 of 15 right and 3 declined by construction).
 
 With ``--model`` every reply is recorded into ``benchmarks/real_model/recordings/NAME.json``
 (the recorder of :mod:`graphrag_orm.chat`: model name and date per entry); ``--replay``
@@ -211,6 +213,7 @@ async def text2cypher_part(chat: ChatClient | None, embedding: Any) -> dict[str,
                     "query": got.query,
                     "ran": got.answered,
                     "refusal": str(got.refusal) if got.refusal else None,
+                    "rows": len(got.rows),
                     "right": answerable and got.answered and values(got) == values(expected),
                 }
             )
@@ -221,6 +224,7 @@ async def text2cypher_part(chat: ChatClient | None, embedding: Any) -> dict[str,
             "valid": sum(r["ran"] for r in answerable),
             "right": sum(r["right"] for r in answerable),
             "unanswerable_declined": sum(1 for r in rows if not r["answerable"] and r["refusal"] == "model-declined"),
+            "unanswerable_refused": sum(1 for r in rows if not r["answerable"] and r["refusal"] is not None),
             "refusals": dict(sorted(Counter(r["refusal"] for r in rows if r["refusal"]).items())),
             "seconds": round(time.perf_counter() - began, 1),
         }
@@ -270,9 +274,9 @@ async def main(arguments: list[str] | None = None) -> int:
         os.environ["NEO4J_URI"] = server.settings.uri
         os.environ["NEO4J_PASSWORD"] = server.settings.password
         if "text2cypher" in parts:  # the short part first
-            result["text2cypher"] = await text2cypher_part(chat, embedding)
+            result["text2cypher"] = {"chat": label, "date": result["date"], **await text2cypher_part(chat, embedding)}
         if "novel" in parts:
-            result["novel"] = await novel_parts(chat, embedding)
+            result["novel"] = {"chat": label, "date": result["date"], **await novel_parts(chat, embedding)}
     out = HERE / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists():  # a run of some parts keeps the other parts' figures

@@ -17,6 +17,7 @@ from graphrag_orm.store.store import (
     StatementHook,
     Store,
     StoreTransaction,
+    UnknownName,
 )
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Store",
     "StoreTransaction",
     "StoredNames",
+    "UnknownName",
     "open_driver",
     "open_store",
     "server_version",

@@ -17,7 +17,11 @@ Text2Cypher), in order, each refusal a code of :class:`~graphrag_orm.errors.Quer
    unless the plan's query type is read-only (``r``), and ``not-allowed`` when the plan
    holds a procedure call, a LoadCSV, a transaction operator or a command (SHOW,
    TERMINATE): the server's plan decides what the query reaches, whatever the text
-   gate let through;
+   gate let through; with ``known_names`` set, ``unknown-name`` when the query names a
+   label, relationship type or property key that the database has never held and
+   ``known_names`` does not hold (the server's notice on EXPLAIN: a model's guess, such
+   as ``b.price`` on a graph without prices, which would read nulls as if they were
+   the answer);
 3. the query itself, in that transaction, explicit and with the timeout (so the driver
    never retries past it): ``query-timeout`` when the server's transaction timeout
    stops it (``Neo.ClientError.Transaction.TransactionTimedOut*``), ``query-failed``
@@ -264,6 +268,24 @@ def check_plan(plan: Plan) -> None:
             raise QueryRefused(ErrorCode.NOT_ALLOWED, f"the server's plan holds a {operator} operator")
 
 
+#: The most unknown names a refusal's message lists (each cut to :data:`_NAME_CHARS`).
+_NAMES_SHOWN = 3
+_NAME_CHARS = 60
+
+
+def check_names(plan: Plan, known: frozenset[str]) -> None:
+    """Refuse (``unknown-name``) a plan that names what the database never held and ``known`` lacks."""
+    unknown = [item for item in plan.unknown if item.name not in known]
+    if not unknown:
+        return
+    shown = ", ".join(f"{item.kind} `{item.name[:_NAME_CHARS]}`" for item in unknown[:_NAMES_SHOWN])
+    more = f" and {len(unknown) - _NAMES_SHOWN} more" if len(unknown) > _NAMES_SHOWN else ""
+    raise QueryRefused(
+        ErrorCode.UNKNOWN_NAME,
+        f"the query names {shown}{more}, which the graph has never held and the schema does not declare",
+    )
+
+
 @dataclass(frozen=True)
 class CypherSandbox:
     """Runs caller- or model-supplied Cypher through the gates the module's docstring lists."""
@@ -274,6 +296,11 @@ class CypherSandbox:
 
     #: Also refuse the properties of every vector index the database holds (read in the query's transaction).
     vector_indexes: bool = True
+
+    #: The names a query may use that the database may not hold yet (a schema's): with
+    #: these set, a label, relationship type or property key that is neither held nor
+    #: among them is refused (``unknown-name``). ``None``: not checked.
+    known_names: frozenset[str] | None = None
 
     def check(self, cypher: str, parameters: Mapping[str, Any] | None = None) -> None:
         """The checks that send nothing: the text gate, the vector names, the parameters' values."""
@@ -300,7 +327,7 @@ class CypherSandbox:
     ) -> SandboxResult:
         """The query's rows, bounded; :class:`QueryRefused` (``not-allowed``, ``invalid-query``,
         ``too-deep``, ``regex-not-allowed``, ``range-too-large``, ``vector-not-readable``,
-        ``not-read-only``, ``query-failed``, ``query-timeout``) otherwise. Sends nothing the
+        ``not-read-only``, ``unknown-name``, ``query-failed``, ``query-timeout``) otherwise. Sends nothing the
         text gate refused; returns or raises within ``timeout_seconds`` plus
         :data:`DEADLINE_GRACE_SECONDS`."""
         limits = limits or SandboxLimits()
@@ -341,6 +368,8 @@ class CypherSandbox:
                     ErrorCode.INVALID_QUERY, f"a parameter cannot be sent ({type(error).__name__})"
                 ) from error
             check_plan(plan)
+            if self.known_names is not None:
+                check_names(plan, self.known_names)
             sent = True
             return await tx.run(cypher, parameters, name=name, max_rows=limits.max_rows, max_bytes=limits.max_bytes)
 
@@ -348,7 +377,11 @@ class CypherSandbox:
             sent = False
             try:
                 return await store.read_work(
-                    work, timeout=limits.timeout_seconds, retry=False, fetch_size=MAX_RECORDS_AHEAD
+                    work,
+                    timeout=limits.timeout_seconds,
+                    retry=False,
+                    fetch_size=MAX_RECORDS_AHEAD,
+                    notices=self.known_names is not None,
                 )
             except QueryRefused:
                 raise

@@ -15,7 +15,11 @@ statement goes out through it:
   and ``CALL { ... } IN TRANSACTIONS``, which cannot run inside a transaction.
 - :meth:`StoreTransaction.explain` asks the server's plan of a statement without running
   it (its query type and operators): the sandbox for caller-supplied Cypher
-  (:mod:`graphrag_orm.store.sandbox`) decides on it.
+  (:mod:`graphrag_orm.store.sandbox`) decides on it. In a transaction of
+  ``read_work(..., notices=True)`` the plan also lists the labels, relationship types and
+  property keys the statement names that the database has never held
+  (:attr:`Plan.unknown`, from the server's ``01N50``-``01N52`` notices; the driver's log
+  records of that session's notices, which quote the statement, are dropped).
 
 A read issued after a write through the same store sees that write. On a cluster
 (a ``neo4j://`` routing driver) every session of the store shares a bookmark manager
@@ -32,7 +36,9 @@ benchmarks' statement counts use them; nothing patches the driver.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +64,7 @@ __all__ = [
     "StatementHook",
     "Store",
     "StoreTransaction",
+    "UnknownName",
 ]
 
 T = TypeVar("T")
@@ -146,6 +153,15 @@ class Result:
 
 
 @dataclass(frozen=True)
+class UnknownName:
+    """A name a statement uses that the database has never held (the server's notice)."""
+
+    #: ``label``, ``relationship type`` or ``property``.
+    kind: str
+    name: str
+
+
+@dataclass(frozen=True)
 class Plan:
     """What EXPLAIN says of one statement, which it does not run."""
 
@@ -153,6 +169,44 @@ class Plan:
     query_type: str | None
     #: Every operator of the plan tree, depth first, without the ``@database`` suffix.
     operators: tuple[str, ...]
+    #: The names the database has never held, in the server's order; read only in a
+    #: transaction of ``read_work(..., notices=True)`` (empty otherwise).
+    unknown: tuple[UnknownName, ...] = ()
+
+
+#: The server's GQL status for a name the database has never held, by what it names.
+_UNKNOWN_STATUSES = {"01N50": "label", "01N51": "relationship type", "01N52": "property"}
+#: The first back-quoted name of a notice's description ("The label `Bikez` does not exist ...").
+_QUOTED_NAME = re.compile(r"`((?:[^`]|``)+)`")
+#: Everything but the notices of unknown names, which a noticed session asks for.
+_OTHER_CLASSIFICATIONS = tuple(
+    item for item in neo4j.NotificationDisabledClassification if item.value != "UNRECOGNIZED"
+)
+#: Set while a noticed session works: the driver logs each notice with the statement's
+#: text (``neo4j.notifications``), which the toolkit never lets reach a log.
+_NOTICED: contextvars.ContextVar[bool] = contextvars.ContextVar("graphrag_orm_noticed", default=False)
+
+
+class _DropNoticedRecords(logging.Filter):
+    """Drops the driver's records of notices in a noticed session (they quote the statement)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _NOTICED.get()
+
+
+logging.getLogger("neo4j.notifications").addFilter(_DropNoticedRecords())
+
+
+def _unknown_names(summary: Any) -> tuple[UnknownName, ...]:
+    found: list[UnknownName] = []
+    for status in getattr(summary, "gql_status_objects", None) or ():
+        kind = _UNKNOWN_STATUSES.get(str(getattr(status, "gql_status", "")))
+        matched = _QUOTED_NAME.search(str(getattr(status, "status_description", "") or ""))
+        if kind is not None and matched is not None:
+            name = UnknownName(kind, matched.group(1).replace("``", "`"))
+            if name not in found:
+                found.append(name)
+    return tuple(found)
 
 
 def _operators(plan: Mapping[str, Any] | None) -> Iterator[str]:
@@ -255,7 +309,7 @@ class StoreTransaction:
             self._store._emit(name, self.mode, began, 0, {}, type(error).__name__)
             raise
         self._store._emit(name, self.mode, began, 0, {}, None)
-        return Plan(summary.query_type, tuple(_operators(summary.plan)))
+        return Plan(summary.query_type, tuple(_operators(summary.plan)), _unknown_names(summary))
 
 
 class _Reader:
@@ -340,8 +394,11 @@ class Store:
             except Exception:  # a hook never breaks the statement it observes
                 _log.exception("statement hook %r failed", hook)
 
-    def _session(self, mode: AccessMode, fetch_size: int | None = None) -> neo4j.AsyncSession:
+    def _session(self, mode: AccessMode, fetch_size: int | None = None, notices: bool = False) -> neo4j.AsyncSession:
         extra: dict[str, Any] = {} if fetch_size is None else {"fetch_size": fetch_size}
+        if notices:  # the driver has them off; this session asks for unknown names only
+            extra["notifications_min_severity"] = "WARNING"
+            extra["notifications_disabled_classifications"] = list(_OTHER_CLASSIFICATIONS)
         return self.driver.session(
             database=self.database,
             default_access_mode=neo4j.READ_ACCESS if mode is AccessMode.READ else neo4j.WRITE_ACCESS,
@@ -402,22 +459,29 @@ class Store:
         timeout: float | None = None,  # noqa: ASYNC109 (the server's transaction timeout)
         retry: bool = True,
         fetch_size: int | None = None,
+        notices: bool = False,
     ) -> T:
         """Several read statements in one READ transaction (a consistent view).
 
         ``fetch_size``: records the server sends per batch (the driver's default, 1,000,
         unless given); the server computes no more of a statement's records ahead of the
-        reader than that."""
-        async with self._session(AccessMode.READ, fetch_size) as session:
-            if not retry:
-                async with await session.begin_transaction(timeout=timeout) as tx:
+        reader than that. ``notices``: the server reports the names a statement uses that
+        the database has never held (:attr:`Plan.unknown` of an EXPLAIN)."""
+        noticed = _NOTICED.set(True) if notices else None
+        try:
+            async with self._session(AccessMode.READ, fetch_size, notices) as session:
+                if not retry:
+                    async with await session.begin_transaction(timeout=timeout) as tx:
+                        return await work(StoreTransaction(self, tx, AccessMode.READ))
+
+                async def managed(tx: neo4j.AsyncManagedTransaction) -> T:
                     return await work(StoreTransaction(self, tx, AccessMode.READ))
 
-            async def managed(tx: neo4j.AsyncManagedTransaction) -> T:
-                return await work(StoreTransaction(self, tx, AccessMode.READ))
-
-            function = neo4j.unit_of_work(timeout=timeout)(managed) if timeout is not None else managed
-            return await session.execute_read(function)
+                function = neo4j.unit_of_work(timeout=timeout)(managed) if timeout is not None else managed
+                return await session.execute_read(function)
+        finally:
+            if noticed is not None:
+                _NOTICED.reset(noticed)
 
     async def write(
         self,

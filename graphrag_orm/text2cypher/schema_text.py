@@ -20,6 +20,7 @@ text holds no user or document text at all.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -38,7 +39,7 @@ from graphrag_orm.models import LexicalModel, edge_model
 from graphrag_orm.ontology import Mention, Ontology, fact_model, quote_model
 from graphrag_orm.ontology.entities import kind_description
 
-__all__ = ["schema_text"]
+__all__ = ["schema_names", "schema_text"]
 
 #: The chunk's attributes the schema never shows: vectors are not for queries to read.
 _HIDDEN_CHUNK_ATTRIBUTES = frozenset({"embedding", "embedding_set_id"})
@@ -115,7 +116,7 @@ def _fact_properties(ontology: Ontology, fact_type: str) -> list[tuple[str, str]
     return [*stored, *((name, payload.get(name, "STRING")) for name in ontology.fact_payload)]
 
 
-def _knowledge(model: LexicalModel, ontology: Ontology) -> list[str]:
+def _knowledge(model: LexicalModel, ontology: Ontology, *, notes: bool = True) -> list[str]:
     chunk = model.chunk.__label__
     lines = ["", f"Things (ontology {ontology.name}), each with its own label:"]
     for kind in ontology.kinds:
@@ -139,7 +140,7 @@ def _knowledge(model: LexicalModel, ontology: Ontology) -> list[str]:
         for quote in ontology.quotes:
             speakers = "|".join(ontology.label_of(kind) for kind in quote.speakers)
             lines.append(_edge(speakers, quote.type, chunk, _properties(quote_model(quote.type))))
-    if ontology.instructions:
+    if ontology.instructions and notes:
         lines.extend(["", "Notes from the ontology (written for extraction):", ontology.instructions])
     return lines
 
@@ -150,3 +151,27 @@ def schema_text(model: LexicalModel, ontology: Ontology | None = None) -> str:
     if ontology is not None:
         lines.extend(_knowledge(model, ontology))
     return "\n".join(lines) + "\n"
+
+
+#: A node ``(:A|B {x: T, ...})`` or a relationship ``[:R {x: T, ...}]`` of the schema text.
+_DECLARED = re.compile(r"\(:([\w|]+)(?: \{([^}]*)\})?\)|\[:(\w+)(?: \{([^}]*)\})?\]")
+
+
+def schema_names(model: LexicalModel, ontology: Ontology | None = None) -> frozenset[str]:
+    """Every label, relationship type and property name :func:`schema_text` shows.
+
+    What a query may name on a graph that does not hold it yet (an empty graph, a kind
+    nothing was extracted as): the sandbox refuses any other name the database has never
+    held (``unknown-name``).
+    """
+    lines = [*_lexical(model), *(_knowledge(model, ontology, notes=False) if ontology is not None else ())]
+    names: set[str] = set(ontology.extra_labels) if ontology is not None else set()
+    for line in lines:
+        for labels, node_properties, type_, edge_properties in _DECLARED.findall(line):
+            names.update(label for label in labels.split("|") if label)
+            if type_:
+                names.add(type_)
+            for item in f"{node_properties}, {edge_properties}".split(", "):
+                if ":" in item:
+                    names.add(item.split(":", 1)[0].strip())
+    return frozenset(names)

@@ -11,13 +11,15 @@ For each question, in order:
    ``model-declined``. A query present goes on, even beside a decline (small models
    under the strict schema fill both);
 3. the query goes through :class:`~graphrag_orm.store.sandbox.CypherSandbox`: the text
-   gate (with ``max_query_chars``), EXPLAIN's checks, then a read transaction with
-   ``timeout_seconds``, at most ``max_rows`` rows read, values made plain and bounded.
-   A :class:`~graphrag_orm.errors.QueryRefused` becomes the refusal of the same code
-   (``not-allowed``, ``invalid-query``, ``not-read-only``, ``query-failed``,
-   ``query-timeout``, ``too-deep``, ``regex-not-allowed``, ``range-too-large``,
-   ``vector-not-readable``) with its one-line message; but when the model had also
-   declined, its decline stands: ``model-declined``, with the query it wrote kept and
+   gate (with ``max_query_chars``), EXPLAIN's checks (among them ``unknown-name``: a
+   label, relationship type or property key the database has never held and the schema
+   text does not show, so a guessed ``b.price`` is refused rather than read as nulls),
+   then a read transaction with ``timeout_seconds``, at most ``max_rows`` rows read,
+   values made plain and bounded. A :class:`~graphrag_orm.errors.QueryRefused` becomes
+   the refusal of the same code (``not-allowed``, ``invalid-query``, ``not-read-only``,
+   ``query-failed``, ``query-timeout``, ``too-deep``, ``regex-not-allowed``,
+   ``range-too-large``, ``vector-not-readable``, ``unknown-name``) with its one-line
+   message; but when the model had also declined, its decline stands: ``model-declined``, with the query it wrote kept and
    the message saying the query was not run (or failed) and which check refused it.
 
 Refusals are answers (:class:`GraphAnswer` with ``refusal`` set), not exceptions; an
@@ -42,7 +44,7 @@ from graphrag_orm.store.gate import CypherGate
 from graphrag_orm.store.sandbox import CypherSandbox, SandboxResult, vector_property_names
 from graphrag_orm.text2cypher.options import Text2CypherOptions
 from graphrag_orm.text2cypher.prompt import graph_request, parse_graph_reply
-from graphrag_orm.text2cypher.schema_text import schema_text
+from graphrag_orm.text2cypher.schema_text import schema_names, schema_text
 from graphrag_orm.text2cypher.values import GraphAnswer, GraphReceipt
 from graphrag_orm.tracing import SpanName, SpanRecorder, span
 from graphrag_orm.values import Limit
@@ -88,6 +90,8 @@ class GraphQuestions:
             gate=gate or CypherGate(max_chars=self.options.max_query_chars),
             # The layout's vector property, the default staging one; every vector index's at each run.
             left_out=vector_property_names(model.layout),
+            # A name the database never held is refused unless the schema declares it.
+            known_names=schema_names(model, ontology),
         )
 
     async def ask(self, question: str) -> GraphAnswer:

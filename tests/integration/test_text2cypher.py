@@ -8,7 +8,9 @@ text gate, EXPLAIN's checks and the read transaction. Nothing is mocked.
 from __future__ import annotations
 
 import json
+import logging
 import time
+import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -228,6 +230,42 @@ async def test_a_declined_query_the_server_cannot_plan_is_kept_as_not_run(rag: G
     answer = await ask(rag, model, "MATCH (d:Document RETURN d")
     assert answer.refusal == GraphRefusal.MODEL_DECLINED and answer.query == "MATCH (d:Document RETURN d"
     assert "its query was not run (invalid-query: " in answer.message and answer.rows == ()
+
+
+async def test_a_property_label_or_type_the_graph_never_held_is_unknown_name_not_nulls(
+    rag: GraphRag, model: Model, caplog: pytest.LogCaptureFixture
+) -> None:
+    guess = f"price{uuid.uuid4().hex[:8]}"  # a name no test of the suite ever stored
+    cypher = f"MATCH (d:Document) RETURN d.{guess} AS price"
+    with caplog.at_level(logging.DEBUG, logger="neo4j.notifications"):
+        answer = await ask(rag, model, cypher)
+    assert answer.refusal == GraphRefusal.UNKNOWN_NAME and answer.rows == () and answer.query == cypher
+    assert answer.message == (
+        f"the query names property `{guess}`, which the graph has never held and the schema does not declare"
+    )
+    # The driver logs each notice with the query's text; none of those records is kept.
+    assert not [r for r in caplog.records if r.name == "neo4j.notifications" or guess in r.getMessage()]
+    answer = await ask(rag, model, f"MATCH (r:Recall{guess[-8:]})-[:RECALLS_{guess[-8:]}]->(d:Document) RETURN d.id")
+    assert answer.refusal == GraphRefusal.UNKNOWN_NAME
+    assert (
+        f"label `Recall{guess[-8:]}`" in answer.message
+        and f"relationship type `RECALLS_{guess[-8:]}`" in answer.message
+    )
+
+
+async def test_names_the_graph_holds_run_and_a_declined_guess_stays_declined(rag: GraphRag, model: Model) -> None:
+    answer = await ask(rag, model, "MATCH (c:Chunk)-[:IN_DOCUMENT]->(d:Document) RETURN count(c.text) AS chunks")
+    assert answer.answered and answer.rows == ({"chunks": 2},)
+    model.insufficient = "The graph holds no prices."
+    answer = await ask(rag, model, f"MATCH (d:Document) RETURN d.price{uuid.uuid4().hex[:8]}")
+    assert answer.refusal == GraphRefusal.MODEL_DECLINED and "its query was not run (unknown-name: " in answer.message
+
+
+async def test_a_callers_sandbox_still_reads_an_unknown_property_as_null(store: Store, graph: None) -> None:
+    from graphrag_orm.store.sandbox import CypherSandbox
+
+    result = await CypherSandbox().run(store, f"RETURN {{}}.zz{uuid.uuid4().hex[:8]} AS nothing")
+    assert result.rows == ({"nothing": None},)
 
 
 def test_the_sync_twin_asks_the_same_way(graph: None) -> None:

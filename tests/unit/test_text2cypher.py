@@ -15,13 +15,14 @@ from graphrag_orm.chat.evidence_block import parse_question
 from graphrag_orm.codes import GraphRefusal, LimitName
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
-from graphrag_orm.errors import ConfigurationError, QuestionRefused
+from graphrag_orm.errors import ConfigurationError, QueryRefused, QuestionRefused
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.ontologies import novel
-from graphrag_orm.store import Store
+from graphrag_orm.store import Plan, Store, UnknownName
 from graphrag_orm.store.gate import DEFAULT_MAX_CHARS
+from graphrag_orm.store.sandbox import check_names
 from graphrag_orm.text2cypher import (
     GRAPH_SCHEMA,
     GRAPH_SCHEMA_NAME,
@@ -33,6 +34,7 @@ from graphrag_orm.text2cypher import (
     parse_graph_reply,
     schema_text,
 )
+from graphrag_orm.text2cypher.schema_text import schema_names
 from graphrag_orm.values import Limit
 from tests.support.tracing import captured_spans
 
@@ -91,6 +93,30 @@ def test_the_schema_text_follows_the_layout_and_the_ontologys_stored_names() -> 
 
 
 # ------------------------------------------------------------------ the request and the reply
+
+
+def test_the_schema_names_are_every_label_type_and_property_the_text_shows() -> None:
+    names = schema_names(MODEL, BIKES)
+    text = schema_text(MODEL, BIKES)
+    for name in ("Document", "Chunk", "NEXT_CHUNK", "Bike", "Supplier", "HAS_PART", "SUPPLIED_BY", "role", "kind"):
+        assert name in names and name in text
+    assert "embedding" not in names and "price" not in names
+    assert {"Document", "Chunk", "IN_DOCUMENT"} <= schema_names(MODEL) and "Bike" not in schema_names(MODEL)
+    # The ontology's notes are prose, not declarations: a word in them is not a name.
+    assert "Notes from the ontology" not in " ".join(names)
+
+
+def test_a_name_the_database_never_held_is_refused_unless_the_schema_declares_it() -> None:
+    plan = Plan("r", ("ProduceResults",), (UnknownName("property", "price"), UnknownName("label", "Recall")))
+    check_names(plan, frozenset({"price", "Recall"}))  # declared, only not stored yet: runs
+    with pytest.raises(QueryRefused) as refused:
+        check_names(plan, frozenset({"Recall"}))
+    assert refused.value.code == "unknown-name"
+    assert str(refused.value.message).startswith("the query names property `price`, which the graph has never held")
+    many = Plan("r", (), tuple(UnknownName("property", f"p{i}") for i in range(5)))
+    with pytest.raises(QueryRefused) as refused:
+        check_names(many, frozenset())
+    assert "`p0`, property `p1`, property `p2` and 2 more" in refused.value.message
 
 
 def test_the_request_is_strict_json_with_the_schema_and_the_question_as_a_json_string() -> None:
