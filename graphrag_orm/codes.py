@@ -350,6 +350,8 @@ class ProblemCode(StrEnum):
     EMPTY_QUESTION = "empty-question"
     QUESTION_TOO_LONG = "question-too-long"
     TOO_MANY_TURNS = "too-many-turns"
+    #: ``/ask`` with ``"mode": "global"`` on a graph without an ontology (no community reports).
+    MODE_NOT_AVAILABLE = "mode-not-available"
     INVALID_LIMIT = "invalid-limit"
     INVALID_REQUEST = "invalid-request"
     DOCUMENT_NOT_FOUND = "document-not-found"

@@ -47,6 +47,7 @@ from graphrag_orm.tokens import TokenCounter
 if TYPE_CHECKING:
     from graphrag_orm.answers import AnswersService
     from graphrag_orm.catalog import CatalogService
+    from graphrag_orm.communities import GlobalAnswers
     from graphrag_orm.maintenance import MaintenanceService
     from graphrag_orm.retrieval import Retriever
     from graphrag_orm.retrieval.routes import RetrievalRoute, RetrievalStage
@@ -62,6 +63,7 @@ __all__ = ["GraphRag"]
 _SERVICE_CLASSES = {
     "AnswersService": "graphrag_orm.answers",
     "CatalogService": "graphrag_orm.catalog",
+    "GlobalAnswers": "graphrag_orm.communities",
     "GraphQuestions": "graphrag_orm.text2cypher",
     "KnowledgeGraphMaintenance": "graphrag_orm.maintenance.knowledge_graph",
     "MaintenanceService": "graphrag_orm.maintenance",
@@ -76,6 +78,7 @@ _LAZY_SERVICES = {
     "catalog": "_build_catalog",
     "answers": "_build_answers",
     "graph": "_build_graph",
+    "global_answers": "_build_global_answers",
 }
 
 
@@ -92,7 +95,8 @@ if not TYPE_CHECKING:  # type checkers read the TYPE_CHECKING imports; an unknow
 
 class GraphRag:
     """The toolkit for one graph: ``ingestion``, ``retriever``, ``answers``, ``maintenance``, ``catalog``,
-    and ``graph`` (Text2Cypher) when ``text2cypher`` options are given."""
+    ``graph`` (Text2Cypher) when ``text2cypher`` options are given, and ``global_answers`` (from
+    the community reports) with an ontology."""
 
     def __init__(
         self,
@@ -161,6 +165,9 @@ class GraphRag:
         self.answers: AnswersService | None
         #: Questions about the graph (Text2Cypher); None unless ``text2cypher`` options were given.
         self.graph: GraphQuestions | None
+        #: Questions about the whole corpus from the ontology's community reports (offline
+        #: map and reduce, citations verified now); None without an ontology.
+        self.global_answers: GlobalAnswers | None
         self._text2cypher = text2cypher
         # Computed now, as maintenance did when it was built here: a layout whose names
         # collide still fails in the constructor (ValueError), not on first use.
@@ -227,6 +234,20 @@ class GraphRag:
         from graphrag_orm.text2cypher import GraphQuestions
 
         return GraphQuestions(self.store, self.model, self.chat, self._text2cypher, self.ontology)
+
+    def _build_global_answers(self) -> GlobalAnswers | None:
+        if self.ontology is None:
+            return None
+        from graphrag_orm.communities import GlobalAnswers
+
+        retriever = self.retriever
+        return GlobalAnswers(
+            self.store,
+            self.ontology,
+            model=self.model,
+            resolver=retriever.resolve_scope,
+            scope=retriever.options.scope,
+        )
 
     async def connect(
         self,

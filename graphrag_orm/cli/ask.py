@@ -142,7 +142,7 @@ def ask(
 
 def _ask_global(question: str, ontology_name: str | None, as_json: bool) -> None:
     """``ask --global``: the offline map and reduce over the community reports (graphrag_orm.communities)."""
-    from graphrag_orm.communities import GlobalAnswer, GlobalAnswers
+    from graphrag_orm.communities import GlobalAnswer
 
     try:
         ontology = load_ontology(ontology_name)
@@ -155,7 +155,8 @@ def _ask_global(question: str, ontology_name: str | None, as_json: bool) -> None
     async def work() -> GlobalAnswer:
         await rag.connect(check_schema=False, neomodel=False)
         try:
-            return await GlobalAnswers(rag.store, ontology, model=rag.model).answer(question)
+            assert rag.global_answers is not None  # the facade has an ontology
+            return await rag.global_answers.answer(question)
         finally:
             await rag.close()
 

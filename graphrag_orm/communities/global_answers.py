@@ -16,26 +16,38 @@ Map, then reduce, with no model (the offline path; a model's map and reduce are 
 The answer is the kept findings' sentences, marked as written by no model; its citations are
 the located chunk spans. Refused with a :class:`~graphrag_orm.codes.GlobalRefusal` code
 when nothing is stored, nothing is relevant, or nothing relevant still verifies.
+
+**Inside a scope** (``answer(question, scope=...)``, the application's, as the agent tools and
+MCP pass theirs): a finding is used only when every chunk it cites lies inside the scope
+(:meth:`ResolvedScope.contains`), decided before the findings are cut to ``max_findings``;
+a finding citing anything outside is never read into the answer, never counted (not in
+``findings_dropped``, not in a limit) and its report never named, so an answer inside one
+scope says nothing of the documents outside it. Reports are written over the whole graph:
+a finding that cites documents of two scopes answers in neither.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import Field
 
 from graphrag_orm.chat.extractive import content_words
 from graphrag_orm.citations import Citation, locate
-from graphrag_orm.codes import GlobalRefusal, LimitName
+from graphrag_orm.codes import ErrorCode, GlobalRefusal, LimitName
 from graphrag_orm.communities.report_statements import ReportStatements
 from graphrag_orm.communities.reports import evidence_item
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.evidence import EvidenceItem
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Store
 from graphrag_orm.values import Limit, Options, Value
+
+if TYPE_CHECKING:
+    from graphrag_orm.retrieval.scope import ResolvedScope, Scope
 
 __all__ = ["GLOBAL_NOTE", "GlobalAnswer", "GlobalAnswers", "GlobalOptions"]
 
@@ -76,14 +88,34 @@ class GlobalAnswers:
         options: GlobalOptions | None = None,
         *,
         model: LexicalModel | None = None,
+        resolver: Callable[[Scope], Awaitable[ResolvedScope]] | None = None,
+        scope: Scope | None = None,
     ) -> None:
         self.store = store
         self.options = options or GlobalOptions()
         self.statements = ReportStatements.of(ontology, model or for_layout(Layout.DEFAULT))
+        #: Resolves a scope to its documents and ranges (the retriever's ``resolve_scope``).
+        self.resolver = resolver
+        #: The scope every answer keeps to unless :meth:`answer` names one (``rag.global_answers``:
+        #: the retrieval options' own, as ``rag.answers`` keeps to it).
+        self.scope = scope
 
-    async def answer(self, question: str, options: GlobalOptions | None = None) -> GlobalAnswer:
-        """Map over the reports, reduce to the relevant findings whose citations verify now; or refuse."""
+    async def answer(
+        self, question: str, options: GlobalOptions | None = None, *, scope: Scope | None = None
+    ) -> GlobalAnswer:
+        """Map over the reports, reduce to the relevant findings whose citations verify now; or refuse.
+
+        ``scope`` (else the object's own): only findings whose every cited chunk lies inside
+        it (see the module's docstring); it needs the ``resolver`` (``rag.global_answers``
+        has the retriever's), else ``invalid-option``. Raises ``ScopeError`` as retrieval does for a bad scope.
+        """
         options = options or self.options
+        scope = scope if scope is not None else self.scope
+        inside: ResolvedScope | None = None
+        if scope is not None:
+            if self.resolver is None:
+                raise ConfigurationError(ErrorCode.INVALID_OPTION, "a scope needs GlobalAnswers(resolver=...)")
+            inside = await self.resolver(scope)
         st = self.statements
         limits: list[Limit] = []
         rows = list(await self.store.read(st.listing, {"limit": options.max_reports + 1}, name="global.reports"))
@@ -107,13 +139,18 @@ class GlobalAnswers:
                 question=question, refused=GlobalRefusal.NO_RELEVANT_FINDING, limits_reached=tuple(limits)
             )
         scored.sort(key=lambda entry: entry[:3])
+        items: dict[str, EvidenceItem] = {}
+        if inside is not None:
+            # Every relevant finding's chunks, to keep only those wholly inside the scope.
+            items = await self._items(sorted({chunk for *_, row in scored for chunk in row["chunkIds"]}))
+            scored = [entry for entry in scored if _inside(entry[3]["chunkIds"], items, inside)]
+            if not scored:
+                return GlobalAnswer(question=question, refused=GlobalRefusal.NO_RELEVANT_FINDING)
         if len(scored) > options.max_findings:
             scored = scored[: options.max_findings]
             limits.append(Limit(name=LimitName.GLOBAL_FINDINGS, value=options.max_findings))
-        chunk_ids = sorted({chunk for *_, row in scored for chunk in row["chunkIds"]})
-        items: dict[str, EvidenceItem] = {}
-        for found in await self.store.read(st.chunks, {"ids": chunk_ids}, name="global.chunks"):
-            items[found["chunk"]["id"]] = evidence_item(found["chunk"], found["document"])
+        if inside is None:
+            items = await self._items(sorted({chunk for *_, row in scored for chunk in row["chunkIds"]}))
         texts: list[str] = []
         citations: list[Citation] = []
         reports: list[str] = []
@@ -142,6 +179,22 @@ class GlobalAnswers:
             findings_dropped=dropped,
             limits_reached=tuple(limits),
         )
+
+    async def _items(self, chunk_ids: Sequence[str]) -> dict[str, EvidenceItem]:
+        """The chunks as stored now, with their documents, as citable passages."""
+        items: dict[str, EvidenceItem] = {}
+        for found in await self.store.read(self.statements.chunks, {"ids": list(chunk_ids)}, name="global.chunks"):
+            items[found["chunk"]["id"]] = evidence_item(found["chunk"], found["document"])
+        return items
+
+
+def _inside(chunk_ids: Sequence[str], items: Mapping[str, EvidenceItem], scope: ResolvedScope) -> bool:
+    """Whether every chunk a finding cites is stored and lies inside ``scope``."""
+    for chunk_id in chunk_ids:
+        item = items.get(chunk_id)
+        if item is None or not scope.contains(item.document_id, item.start_byte, item.end_byte):
+            return False
+    return True
 
 
 def _located(row: Mapping[str, Any], items: Mapping[str, EvidenceItem]) -> tuple[Citation, ...] | None:

@@ -1,5 +1,8 @@
 """The events of one ``/ask``: ``rag.answers.stream`` read update by update, as server-sent events.
 
+(A global question, ``"mode": "global"``, is one call of ``rag.global_answers``, sent as
+``retrieved`` then ``verified`` or ``refused``: :func:`global_events`.)
+
 One streamed model call per request, the service's own. Control goes to the event
 loop after every event, so a client that went away is noticed before the next part,
 whatever the chat client does. Closing the generator this module returns, or cancelling
@@ -20,8 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 from opentelemetry import context as otel_context
@@ -30,11 +34,24 @@ from opentelemetry.trace import format_trace_id
 
 from graphrag_orm.answers.service import AnswersService
 from graphrag_orm.answers.turns import Turn
-from graphrag_orm.answers.values import Completed, Delta, Retrieved
+from graphrag_orm.answers.values import AnswerReceipt, Completed, Delta, Retrieved
 from graphrag_orm.retrieval.options import RetrievalOptions
-from graphrag_orm.server.events import ErrorEvent, StreamErrorCode, encode, event_name, event_of
+from graphrag_orm.server.events import (
+    ErrorEvent,
+    RefusedEvent,
+    RetrievedEvent,
+    StreamErrorCode,
+    VerifiedEvent,
+    encode,
+    event_name,
+    event_of,
+)
 
-__all__ = ["MAX_CLOSE_SECONDS", "ask_events", "request_context"]
+if TYPE_CHECKING:
+    from graphrag_orm.communities import GlobalAnswers
+    from graphrag_orm.retrieval.scope import Scope
+
+__all__ = ["MAX_CLOSE_SECONDS", "ask_events", "global_events", "request_context"]
 
 _log = logging.getLogger("graphrag_orm.server")
 
@@ -105,6 +122,45 @@ async def ask_events(
         # Shielded and bounded: a cancelled task must still close the model call.
         with anyio.move_on_after(MAX_CLOSE_SECONDS, shield=True):
             await updates.aclose()
+
+
+async def global_events(
+    corpus: GlobalAnswers,
+    question: str,
+    scope: Scope | None,
+    context: otel_context.Context,
+    trace_id: str | None,
+) -> AsyncGenerator[bytes, None]:
+    """A global question's events: ``retrieved`` (no items), then ``verified`` or ``refused``;
+    or ``error`` (``retrieval-failed``) when the reports could not be read."""
+    began = time.perf_counter()
+    token = otel_context.attach(context)
+    try:
+        answer = await corpus.answer(question, scope=scope)
+    except Exception as error:
+        _log_failure(error, StreamErrorCode.RETRIEVAL_FAILED)
+        yield encode(ErrorEvent(code=StreamErrorCode.RETRIEVAL_FAILED))
+        return
+    finally:
+        otel_context.detach(token)
+    seconds = round(time.perf_counter() - began, 6)
+    yield encode(
+        RetrievedEvent(
+            items=(),
+            context_items=(),
+            utf8_bytes=0,
+            omitted_items=0,
+            limits_reached=answer.limits_reached,
+            scope=None,
+            trace_id=trace_id,
+        )
+    )
+    await asyncio.sleep(0)
+    receipt = AnswerReceipt(chat_calls=0, retrieval_seconds=seconds, answer_seconds=0.0)
+    if answer.refused is not None:
+        yield encode(RefusedEvent(reason=answer.refused, withdraws=False, receipt=receipt))
+    else:
+        yield encode(VerifiedEvent(answer=answer.answer or "", citations=answer.citations, receipt=receipt))
 
 
 def _log_failure(error: Exception | None, code: StreamErrorCode) -> None:

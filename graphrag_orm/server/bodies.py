@@ -15,7 +15,7 @@ within :data:`MAX_TURN_ANSWER_CHARS`. A limit is an integer, and an integral num
 from __future__ import annotations
 
 import re
-from typing import Annotated, Final
+from typing import Annotated, Final, Literal
 
 from pydantic import BeforeValidator, Field, StrictInt, StrictStr, ValidationError
 
@@ -62,10 +62,18 @@ class HistoryTurn(Value):
 
 
 class AskBody(Value):
-    """``POST {prefix}/ask``: the question and the conversation so far, oldest turn first."""
+    """``POST {prefix}/ask``: the question and the conversation so far, oldest turn first.
+
+    ``mode``: ``documents`` (the default) answers from retrieved passages; ``global``
+    answers a question about the whole corpus from the community reports (no history).
+    """
 
     question: StrictStr
     history: tuple[HistoryTurn, ...] = ()
+    mode: Literal["documents", "global"] = Field(
+        "documents",
+        description="documents: from retrieved passages; global: about the whole corpus, from the community reports",
+    )
 
     def turns(self) -> tuple[Turn, ...]:
         return tuple(Turn(question=turn.question, answer=turn.answer) for turn in self.history)
@@ -111,16 +119,26 @@ def _question(text: str, bound: int, what: str) -> Problem | None:
     return None
 
 
-def read_ask(raw: bytes, options: ServerOptions, bound: int) -> AskBody | Problem:
-    """The ask body, or why it is refused (``invalid-request``, ``too-many-turns``,
-    ``empty-question``, ``question-too-long``), checked in that order; ``bound`` is the
-    question bound (the retrieval's ``max_question_chars``)."""
+def read_ask(raw: bytes, options: ServerOptions, bound: int, *, global_mode: bool = False) -> AskBody | Problem:
+    """The ask body, or why it is refused (``invalid-request``, ``mode-not-available``,
+    ``too-many-turns``, ``empty-question``, ``question-too-long``), checked in that order;
+    ``bound`` is the question bound (the retrieval's ``max_question_chars``);
+    ``global_mode``: whether the graph answers ``"mode": "global"`` (it has an ontology)."""
     if len(raw) > MAX_BODY_BYTES:
         return too_large()
     try:
         body = AskBody.model_validate_json(raw, strict=True)
     except ValidationError as error:
-        return _invalid(error, '"question" (a string) and "history" (a list of {"question", "answer"})')
+        return _invalid(
+            error, '"question" (a string), "history" (a list of {"question", "answer"}) and "mode" (documents, global)'
+        )
+    if body.mode == "global":
+        if not global_mode:
+            return problem(
+                ProblemCode.MODE_NOT_AVAILABLE, "this graph has no ontology, so no community reports to answer from"
+            )
+        if body.history:
+            return problem(ProblemCode.INVALID_REQUEST, "a global question takes no history")
     if len(body.history) > options.max_history_turns:
         return problem(
             ProblemCode.TOO_MANY_TURNS,

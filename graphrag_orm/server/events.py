@@ -4,6 +4,12 @@ A stream is ``retrieved`` once, ``delta`` zero or more times, then exactly one o
 ``verified`` or ``refused``; or it ends with ``error`` (``retrieval-failed`` before
 ``retrieved``, ``model-failed`` after it). Data is one line of camelCase JSON (JSON
 escapes line breaks, so no text can end an event early).
+
+A global question (``"mode": "global"``) sends the same events without deltas: ``retrieved``
+with no items (the community reports are its evidence; its ``limitsReached`` are the map's),
+then ``verified`` (the findings, each citation located in the stored bytes now) or
+``refused`` with a :class:`~graphrag_orm.codes.GlobalRefusal` reason (``no-reports``,
+``no-relevant-finding``, ``citation-not-found``); its receipt counts no chat call.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from pydantic import Field
 
 from graphrag_orm.answers.values import AnswerReceipt, Completed, Delta, Retrieved
 from graphrag_orm.citations import Citation
-from graphrag_orm.codes import RefusalReason, StreamErrorCode
+from graphrag_orm.codes import GlobalRefusal, RefusalReason, StreamErrorCode
 from graphrag_orm.evidence import ContextItem, EvidenceItem, ScopeTrace
 from graphrag_orm.values import Limit, Value
 
@@ -69,9 +75,12 @@ class VerifiedEvent(Value):
 
 
 class RefusedEvent(Value):
-    """A refusal with its reason; ``withdraws`` when deltas were sent and must be taken back."""
+    """A refusal with its reason; ``withdraws`` when deltas were sent and must be taken back.
 
-    reason: RefusalReason
+    A global question's reason is a ``GlobalRefusal`` (``no-reports``, ``no-relevant-finding``,
+    ``citation-not-found``)."""
+
+    reason: RefusalReason | GlobalRefusal
     withdraws: bool
     receipt: AnswerReceipt
 

@@ -124,9 +124,22 @@ def _events() -> dict[str, Any]:
 class Described:
     """What each route passes to FastAPI: ``responses`` and ``openapi_extra``."""
 
-    def __init__(self, question_bound: int, max_history_turns: int) -> None:
+    def __init__(self, question_bound: int, max_history_turns: int, *, global_mode: bool = False) -> None:
         ask = schema_of(AskBody)
         ask["properties"]["question"] = _question("The question.", question_bound)
+        mode = ask["properties"]["mode"]
+        if global_mode:
+            mode["description"] = (
+                "documents: from retrieved passages; global: about the whole corpus, from the community "
+                "reports (no history)"
+            )
+            # A global question is no follow-up: its history must be empty.
+            ask["if"] = {"properties": {"mode": {"const": "global"}}, "required": ["mode"]}
+            ask["then"] = {"properties": {"history": {"maxItems": 0}}}
+        else:  # no ontology, no reports: the one mode this graph answers
+            mode.pop("enum", None)
+            mode["const"] = "documents"
+            mode["description"] = "documents: from retrieved passages (this graph has no community reports)"
         turn = ask["properties"]["history"]
         turn["maxItems"] = max_history_turns
         turn["description"] = f"Earlier turns, oldest first: at most {max_history_turns}."

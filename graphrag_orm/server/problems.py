@@ -20,6 +20,7 @@ _TITLES: Final[dict[ProblemCode, str]] = {
     ProblemCode.EMPTY_QUESTION: "The question is empty",
     ProblemCode.QUESTION_TOO_LONG: "The question is too long",
     ProblemCode.TOO_MANY_TURNS: "The history has too many turns",
+    ProblemCode.MODE_NOT_AVAILABLE: "This graph does not answer in that mode",
     ProblemCode.INVALID_LIMIT: "The limit is out of bounds",
     ProblemCode.INVALID_REQUEST: "The request is not one these endpoints take",
     ProblemCode.DOCUMENT_NOT_FOUND: "No such document",

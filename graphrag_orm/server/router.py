@@ -23,7 +23,7 @@ from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.retrieval.scope import CypherScope, DocumentsScope, MetadataScope, Scope, SectionsScope
-from graphrag_orm.server.asking import MAX_CLOSE_SECONDS, ask_events, request_context
+from graphrag_orm.server.asking import MAX_CLOSE_SECONDS, ask_events, global_events, request_context
 from graphrag_orm.server.bodies import MAX_BODY_BYTES, is_json, read_ask, read_documents_limit, read_search, too_large
 from graphrag_orm.server.openapi import DOCUMENT_OPERATION, Described
 from graphrag_orm.server.options import ServerOptions
@@ -113,7 +113,7 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
         raise ConfigurationError(ErrorCode.INVALID_OPTION, "graphrag_router needs a GraphRag with a chat client")
     reads = ServerReads(rag, options)
     bound = reads.question_bound
-    described = Described(bound, options.max_history_turns)
+    described = Described(bound, options.max_history_turns, global_mode=rag.ontology is not None)
     router = APIRouter(prefix=options.prefix, tags=["graphrag"])
 
     async def scope_of(request: Request) -> Scope | None:
@@ -140,11 +140,16 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
         raw = await _body(request)
         if isinstance(raw, Problem):
             return _problem(raw)
-        body = read_ask(raw, options, bound)
+        corpus = rag.global_answers
+        body = read_ask(raw, options, bound, global_mode=corpus is not None)
         if isinstance(body, Problem):
             return _problem(body)
         scope = await scope_of(request)
         context, trace_id = request_context(request.headers)
+        if body.mode == "global":
+            assert corpus is not None  # read_ask refuses the mode without it
+            inside = reads.retrieval_options(scope).scope  # the request's, else the application's own
+            return EventStream(global_events(corpus, body.question, inside, context, trace_id))
         events = ask_events(answers, body.question, body.turns(), reads.retrieval_options(scope), context, trace_id)
         return EventStream(events)
 

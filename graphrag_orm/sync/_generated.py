@@ -9,6 +9,7 @@ Twinned:
 - ``GraphRag.catalog``: ``CatalogService`` as ``SyncCatalogService``
 - ``GraphRag.answers``: ``AnswersService`` as ``SyncAnswersService``
 - ``GraphRag.graph``: ``GraphQuestions`` as ``SyncGraphQuestions``
+- ``GraphRag.global_answers``: ``GlobalAnswers`` as ``SyncGlobalAnswers``
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from graphrag_orm.answers.values import Answer, Completed, Delta, Retrieved
     from graphrag_orm.catalog.service import CatalogService
     from graphrag_orm.catalog.values import DocumentDetail, DocumentList, RunList
+    from graphrag_orm.communities.global_answers import GlobalAnswer, GlobalAnswers, GlobalOptions
     from graphrag_orm.evidence import Evidence, Grounding
     from graphrag_orm.facade import GraphRag
     from graphrag_orm.ingestion import IngestionReceipt
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SyncAnswersService",
     "SyncCatalogService",
+    "SyncGlobalAnswers",
     "SyncGraphQuestions",
     "SyncGraphRag",
     "SyncIngestionService",
@@ -386,6 +389,27 @@ class SyncGraphQuestions:
         return self._runner.run(self._service.ask, question)
 
 
+class SyncGlobalAnswers:
+    """``GlobalAnswers`` with blocking calls, on the sync loop of the ``SyncGraphRag`` it came from."""
+
+    def __init__(self, service: GlobalAnswers, runner: LoopThread) -> None:
+        self._service = service
+        self._runner = runner
+
+    def answer(
+        self, question: str, options: GlobalOptions | None = None, *, scope: Scope | None = None
+    ) -> GlobalAnswer:
+        """Map over the reports, reduce to the relevant findings whose citations verify now; or refuse.
+
+        ``scope`` (else the object's own): only findings whose every cited chunk lies inside
+        it (see the module's docstring); it needs the ``resolver`` (``rag.global_answers``
+        has the retriever's), else ``invalid-option``. Raises ``ScopeError`` as retrieval does for a bad scope.
+
+        Runs ``GlobalAnswers.answer`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.answer, question, options, scope=scope)
+
+
 class SyncGraphRag:
     """``GraphRag`` with blocking calls: one private event loop in a daemon thread runs them all.
 
@@ -447,6 +471,16 @@ class SyncGraphRag:
                 "GraphRag.graph is None: graph questions are off until enabled (GraphRag(text2cypher=Text2CypherOptions()))",
             )
         return SyncGraphQuestions(service, self._runner)
+
+    @property
+    def global_answers(self) -> SyncGlobalAnswers:
+        """``GraphRag.global_answers``, blocking; ``ConfigurationError`` when it is None."""
+        service = self._rag.global_answers
+        if service is None:
+            raise ConfigurationError(
+                ErrorCode.INVALID_OPTION, "GraphRag.global_answers is None: this GraphRag was built without it"
+            )
+        return SyncGlobalAnswers(service, self._runner)
 
     def connect(
         self,

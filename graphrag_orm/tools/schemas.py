@@ -59,7 +59,7 @@ def parameters_of(
     tool: ToolName, *, max_question_chars: int, search_default: int, kinds: tuple[str, ...]
 ) -> dict[str, Parameter]:
     """The parameters of ``tool``, with the bounds this object enforces."""
-    if tool == ToolName.ANSWER_FROM_DOCUMENTS:
+    if tool in (ToolName.ANSWER_FROM_DOCUMENTS, ToolName.ANSWER_ABOUT_CORPUS):
         return {"question": Parameter(_text("The question, standing alone.", max_question_chars))}
     if tool == ToolName.SEARCH_DOCUMENTS:
         return {

@@ -11,6 +11,10 @@ Tools offered (:meth:`GraphRagTools.definitions`):
   up to 10 things from the ontology's names index, and up to 50 facts touching a
   thing, each with the documents that state it. More than that is reported in
   ``limitsReached``.
+- ``answer_about_corpus(question)``, only with an ontology: a question about the whole
+  corpus answered from the community reports (``rag.global_answers``), inside the
+  tools' scope, every citation located in the stored text now; or a refusal with its
+  code (``no-reports``, ``no-relevant-finding``, ``citation-not-found``).
 
 :meth:`GraphRagTools.call` never raises for what an agent sends: an unknown or
 unoffered tool is ``unknown-tool``, arguments that do not match the schema are
@@ -92,6 +96,11 @@ _DESCRIPTIONS: Final = {
         "List the facts touching a thing (by the thingId find_things gave), at most 50, each with the ids "
         "of the documents that state it."
     ),
+    ToolName.ANSWER_ABOUT_CORPUS: (
+        "Answer a question about the whole collection (themes, what recurs across documents) from the "
+        "community reports. Returns findings with citations the toolkit has checked against the stored text, "
+        "or a refusal with its reason. For a question about one thing or passage, use answer_from_documents."
+    ),
 }
 
 
@@ -163,7 +172,7 @@ class GraphRagTools:
         if rag.answers is not None:
             offered.insert(0, ToolName.ANSWER_FROM_DOCUMENTS)
         if rag.ontology is not None:
-            offered += [ToolName.FIND_THINGS, ToolName.RELATED_FACTS]
+            offered += [ToolName.FIND_THINGS, ToolName.RELATED_FACTS, ToolName.ANSWER_ABOUT_CORPUS]
         kinds = rag.ontology.kinds if rag.ontology is not None else ()
         self._parameters: dict[ToolName, dict[str, Parameter]] = {
             tool: parameters_of(
@@ -179,6 +188,7 @@ class GraphRagTools:
             ToolName.SEARCH_DOCUMENTS: self._search,
             ToolName.FIND_THINGS: self._find_things,
             ToolName.RELATED_FACTS: self._related_facts,
+            ToolName.ANSWER_ABOUT_CORPUS: self._answer_about_corpus,
         }
 
     @property
@@ -317,6 +327,22 @@ class GraphRagTools:
         things = dict.fromkeys(end for fact in facts for end in (fact.source_id, fact.target_id))
         value = ToolFacts(thing_id=thing_id, found=True, facts=facts, limits_reached=found.limits_reached)
         return _Outcome(value, tuple(ToolEvidence(document_id=d) for d in stated), tuple(things))
+
+    async def _answer_about_corpus(self, arguments: dict[str, Any]) -> _Outcome:
+        corpus = self.rag.global_answers
+        assert corpus is not None  # offered only with an ontology
+        answer = await corpus.answer(arguments["question"], scope=self.scope)
+        limits = answer.limits_reached
+        if answer.refused is not None:
+            reason = str(answer.refused)
+            value = ToolAnswer(answered=False, reason=reason, note=REFUSAL_NOTE, limits_reached=limits)
+            return _Outcome(value, code=reason)
+        evidence = tuple(
+            ToolEvidence(document_id=c.document_id, chunk_id=c.chunk_id, start_byte=c.start_byte, end_byte=c.end_byte)
+            for c in answer.citations
+        )
+        value = ToolAnswer(answered=True, text=answer.answer, citations=answer.citations, limits_reached=limits)
+        return _Outcome(value, evidence)
 
     def _offered(self, name: object) -> ToolName | None:
         if not isinstance(name, str):

@@ -43,12 +43,13 @@ REFUSAL_NOTE = "The documents do not answer this question. Say so; do not answer
 
 
 class ToolName(StrEnum):
-    """The four tools; the last two exist only with an ontology."""
+    """The five tools; the last three exist only with an ontology."""
 
     ANSWER_FROM_DOCUMENTS = "answer_from_documents"
     SEARCH_DOCUMENTS = "search_documents"
     FIND_THINGS = "find_things"
     RELATED_FACTS = "related_facts"
+    ANSWER_ABOUT_CORPUS = "answer_about_corpus"
 
 
 class ToolError(Value):
@@ -59,11 +60,11 @@ class ToolError(Value):
 
 
 class ToolAnswer(Value):
-    """``answer_from_documents``: the answer with checked citations, or a refusal with its reason.
+    """``answer_from_documents`` and ``answer_about_corpus``: the answer with checked citations, or a refusal with its reason.
 
     ``answered``: ``text`` is the answer, ``citations`` the located quotes (each the
     *stored* text at its span), at least one. Refused: ``reason`` is a refusal reason
-    (``no-evidence``, ``model-declined``, ...), ``text`` is ``None``, ``citations`` is
+    (``no-evidence``, ``model-declined``, ``no-reports``, ...), ``text`` is ``None``, ``citations`` is
     empty and ``note`` says what to tell the user.
     """
 

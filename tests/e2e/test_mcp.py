@@ -113,6 +113,7 @@ async def exercise(client: Client, books: Library) -> None:
         "search_documents",
         "find_things",
         "related_facts",
+        "answer_about_corpus",
     ]
     for tool in listed.tools:
         assert tool.input_schema["additionalProperties"] is False
@@ -139,6 +140,10 @@ async def exercise(client: Client, books: Library) -> None:
     assert [t["thingId"] for t in things["things"]] == [entity_id("Part", "BC-310")]
     facts = content(await client.call_tool("related_facts", {"thing_id": entity_id("Part", "BC-310")}))
     assert sorted(f["type"] for f in facts["facts"]) == ["COVERS", "HAS_PART", "SUPPLIED_BY"]
+    # No community reports were built for this library: a refusal with its code, not an error.
+    corpus = await client.call_tool("answer_about_corpus", {"question": "Which suppliers recur across the bulletins?"})
+    assert corpus.is_error is False
+    assert (content(corpus)["answered"], content(corpus)["reason"]) == (False, "no-reports")
 
     for name, arguments, code in (
         ("search_documents", {"query": "brakes", "limit": 50}, "invalid-arguments"),

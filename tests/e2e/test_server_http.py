@@ -376,6 +376,9 @@ BAD_REQUESTS: list[tuple[str, str, Any, str]] = [
     ("POST", "/ask", {"question": "When?", "history": [{**TURN, "answer": None}]}, "invalid-request"),
     ("POST", "/ask", {"question": "When?", "history": [{"question": "And then?"}]}, "invalid-request"),
     ("POST", "/ask", {"question": 42}, "invalid-request"),
+    ("POST", "/ask", {"question": "Which themes recur?", "mode": "everything"}, "invalid-request"),
+    # No ontology here, so no community reports: the mode is refused before any work.
+    ("POST", "/ask", {"question": "Which themes recur?", "mode": "global"}, "mode-not-available"),
     ("POST", "/ask", ["When?"], "invalid-request"),
     ("POST", "/ask", b"{not json", "invalid-request"),
     ("POST", "/ask", {"question": "x" * 1_100_000}, "invalid-request"),

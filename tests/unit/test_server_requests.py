@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from graphrag_orm.retrieval import RetrievalOptions
 from graphrag_orm.server import AskBody, Problem, SearchBody, ServerOptions
 from graphrag_orm.server.bodies import MAX_BODY_BYTES, is_json, read_ask, read_documents_limit, read_search
 from graphrag_orm.server.events import encode, event_of
+from graphrag_orm.server.openapi import Described
 
 OPTIONS = ServerOptions()
 #: The question bound: the retrieval's ``max_question_chars`` by default, on every surface.
@@ -173,3 +175,31 @@ def test_an_event_is_one_named_line_of_camel_case_json() -> None:
             "repairs": 0,
         },
     }
+
+
+def test_the_global_mode_is_taken_only_where_reports_can_answer_and_never_with_history() -> None:
+    body = {"question": "Which themes recur?", "mode": "global"}
+    assert code(read_ask(json.dumps(body).encode(), OPTIONS, BOUND)) == "mode-not-available"
+    taken = read_ask(json.dumps(body).encode(), OPTIONS, BOUND, global_mode=True)
+    assert not isinstance(taken, Problem) and taken.mode == "global"
+    turn = {"question": "And?", "answer": "No."}
+    with_history = read_ask(json.dumps({**body, "history": [turn]}).encode(), OPTIONS, BOUND, global_mode=True)
+    assert code(with_history) == "invalid-request"
+    assert code(read_ask(json.dumps({**body, "mode": "all"}).encode(), OPTIONS, BOUND, global_mode=True)) == (
+        "invalid-request"
+    )
+    documents = read_ask(json.dumps({"question": "When?"}).encode(), OPTIONS, BOUND)
+    assert not isinstance(documents, Problem) and documents.mode == "documents"
+
+
+def test_the_served_schema_lists_the_global_mode_only_where_it_is_answered() -> None:
+    def schema(global_mode: bool) -> dict[str, Any]:
+        extra = Described(BOUND, 20, global_mode=global_mode).ask_extra
+        found: dict[str, Any] = extra["requestBody"]["content"]["application/json"]["schema"]
+        return found
+
+    assert schema(False)["properties"]["mode"]["const"] == "documents" and "if" not in schema(False)
+    with_reports = schema(True)
+    assert with_reports["properties"]["mode"]["enum"] == ["documents", "global"]
+    assert with_reports["if"]["properties"]["mode"] == {"const": "global"}
+    assert with_reports["then"]["properties"]["history"] == {"maxItems": 0}

@@ -64,7 +64,14 @@ def test_without_an_ontology_two_tools_are_offered_as_closed_openai_function_sch
 
 def test_with_an_ontology_find_things_and_related_facts_are_offered_with_its_kinds() -> None:
     offered = functions(GraphRagTools(rag(ontology=BIKES)))
-    assert list(offered) == ["answer_from_documents", "search_documents", "find_things", "related_facts"]
+    assert list(offered) == [
+        "answer_from_documents",
+        "search_documents",
+        "find_things",
+        "related_facts",
+        "answer_about_corpus",
+    ]
+    assert offered["answer_about_corpus"]["parameters"]["required"] == ["question"]
     kind = offered["find_things"]["parameters"]["properties"]["kind"]
     # Nullable as anyOf, never a type list (llama.cpp's grammar converter drops a list's enum).
     assert kind["anyOf"] == [{"type": "string", "enum": ["Bike", "Part", "Supplier", "Bulletin"]}, {"type": "null"}]
