@@ -90,7 +90,8 @@ class ReportStatements:
             ),
             listing=(
                 f"MATCH (r:{report}) RETURN r.id AS id, r.communityId AS community, r.level AS level, "
-                "r.title AS title, r.writer AS writer, r.fingerprint AS fingerprint, r.unsupported AS unsupported "
+                "r.title AS title, r.writer AS writer, r.fingerprint AS fingerprint, r.unsupported AS unsupported, "
+                "coalesce(r.retracted, 0) AS retracted, coalesce(r.trimmed, 0) AS trimmed "
                 "ORDER BY level, community LIMIT $limit"
             ),
             findings_of=(

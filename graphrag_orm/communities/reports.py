@@ -376,6 +376,8 @@ class ReportService:
                 writer=row["writer"],
                 fingerprint=row["fingerprint"],
                 unsupported=row["unsupported"],
+                retracted=row["retracted"],
+                trimmed=row["trimmed"],
                 findings=tuple(found[row["id"]]),
             )
             for row in rows

@@ -14,20 +14,37 @@ from collections import defaultdict
 from typing import Any
 
 from graphrag_orm.codes import LimitName
-from graphrag_orm.communities.detection import GraphFact, detect
+from graphrag_orm.communities.detection import GraphFact, detect, fingerprint
 from graphrag_orm.communities.options import CommunityOptions
 from graphrag_orm.communities.statements import CommunityStatements
-from graphrag_orm.communities.values import CommunitiesBuilt, CommunityFound, CommunityListing
+from graphrag_orm.communities.values import (
+    CommunitiesBuilt,
+    CommunityFound,
+    CommunityListing,
+    CommunityStaleness,
+    StaleCommunity,
+)
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
-from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.store import Queries, Store, StoreTransaction
 from graphrag_orm.values import Limit
 
-__all__ = ["DEFAULT_LISTED_COMMUNITIES", "MAX_LISTED_COMMUNITIES", "CommunityService"]
+__all__ = [
+    "DEFAULT_LISTED_COMMUNITIES",
+    "MAX_LISTED_COMMUNITIES",
+    "SAMPLE_STALE",
+    "STALE_PAGE",
+    "CommunityService",
+    "stale_communities",
+]
 
 DEFAULT_LISTED_COMMUNITIES = 100
 MAX_LISTED_COMMUNITIES = 10_000
+#: Communities compared with the graph per read by the staleness check.
+STALE_PAGE = 500
+#: Stale community ids the health report names.
+SAMPLE_STALE = 5
 #: Rows per UNWIND statement of a build's writes.
 MAX_COMMUNITY_WRITE_ROWS = 5_000
 
@@ -153,6 +170,11 @@ class CommunityService:
             found, limits = found[:limit], (Limit(name=LimitName.MAX_LISTED, value=limit),)
         return CommunityListing(communities=tuple(found), limits_reached=limits)
 
+    async def stale(self, *, limit: int = DEFAULT_LISTED_COMMUNITIES) -> CommunityStaleness:
+        """The stored communities the graph has changed under since their build (reads only);
+        see :func:`stale_communities`."""
+        return await stale_communities(self.store.reader, self.statements, limit=limit)
+
     async def members(self, community_id: str, *, limit: int = DEFAULT_LISTED_COMMUNITIES) -> tuple[str, ...]:
         """The ids of a community's things (at most ``limit``)."""
         limit = max(1, min(limit, MAX_LISTED_COMMUNITIES))
@@ -160,3 +182,55 @@ class CommunityService:
             self.statements.membership, {"id": community_id, "limit": limit}, name="communities.members"
         )
         return tuple(result.column("thing"))
+
+
+async def stale_communities(
+    reader: Queries, statements: CommunityStatements, *, limit: int = DEFAULT_LISTED_COMMUNITIES
+) -> CommunityStaleness:
+    """Compare every stored community with the graph now, :data:`STALE_PAGE` per read; reads only.
+
+    Recomputed on read, not marked by each writer: a community's stored fingerprint (its
+    members and the facts among them, with their documents) is computed again from its
+    ``IN_COMMUNITY`` members and the facts among them as stored now, so whatever changed the
+    graph (an ingest, a re-ingest, a removal, a merge or its undo) shows, and only in the
+    communities it touched. A community is also stale when a member is joined by a fact to a
+    thing placed in no community (written since the build). ``limit`` bounds the ids listed
+    (``MaxListed``), not the check.
+    """
+    limit = max(1, min(limit, MAX_LISTED_COMMUNITIES))
+    now = statements.now
+    checked = 0
+    found: list[StaleCommunity] = []
+    if now is None:
+        return CommunityStaleness()
+    after = ""
+    while True:
+        page = list(
+            await reader.run(
+                statements.stored_page, {"after": after, "page": STALE_PAGE}, name="communities.stale.stored"
+            )
+        )
+        if not page:
+            break
+        checked += len(page)
+        stored = {row["id"]: row for row in page}
+        rows = await reader.run(
+            now, {"ids": list(stored), "labels": list(statements.labels)}, name="communities.stale.now"
+        )
+        for row in rows:
+            facts = [GraphFact(a, kind, b, tuple(sorted(documents))) for a, kind, b, documents in row["facts"]]
+            changed = fingerprint(row["members"], facts) != stored[row["id"]]["fingerprint"]
+            unplaced = int(row["unplaced"])
+            if changed or unplaced:
+                level = int(stored[row["id"]]["level"])
+                found.append(StaleCommunity(id=row["id"], level=level, fingerprint_changed=changed, unplaced=unplaced))
+        if len(page) < STALE_PAGE:
+            break
+        after = str(page[-1]["id"])
+    found.sort(key=lambda community: (community.level, community.id))
+    limits: tuple[Limit, ...] = ()
+    if len(found) > limit:
+        limits = (Limit(name=LimitName.MAX_LISTED, value=limit),)
+    return CommunityStaleness(
+        checked=checked, stale=len(found), communities=tuple(found[:limit]), limits_reached=limits
+    )

@@ -23,6 +23,8 @@ class CommunityStatements:
     community: str
     #: The reports' labels (finding, report): a build removes the previous build's reports with its communities.
     reports: tuple[str, str]
+    #: The ontology's fact types, joined for a relationship pattern ("" without any).
+    fact_types: str = ""
 
     @classmethod
     def of(cls, ontology: Ontology, community_label: str, reports: tuple[str, str]) -> CommunityStatements:
@@ -36,7 +38,7 @@ class CommunityStatements:
                 "[l IN labels(b) WHERE l IN $labels][0] AS targetLabel "
                 "ORDER BY source, type, target LIMIT $limit"
             )
-        return cls(facts, ontology.labels, community_label, reports)
+        return cls(facts, ontology.labels, community_label, reports, "|".join(ontology.fact_types))
 
     @property
     def clear_reports(self) -> tuple[str, str]:
@@ -82,6 +84,33 @@ class CommunityStatements:
             f"MATCH (c:{c}) OPTIONAL MATCH (c)-[:{PARENT_COMMUNITY}]->(p:{c}) "
             "RETURN c.id AS id, c.level AS level, c.size AS size, c.facts AS facts, c.fingerprint AS fingerprint, "
             "p.id AS parent ORDER BY level, id LIMIT $limit"
+        )
+
+    @property
+    def stored_page(self) -> str:
+        """``$after``, ``$page``: the stored communities' ``id``, ``level``, ``fingerprint``, by id."""
+        return (
+            f"MATCH (c:{self.community}) WHERE c.id > $after "
+            "RETURN c.id AS id, c.level AS level, c.fingerprint AS fingerprint ORDER BY id LIMIT $page"
+        )
+
+    @property
+    def now(self) -> str | None:
+        """``$ids``, ``$labels``: each community as the graph holds it now: ``members`` (thing ids), ``facts``
+        among them (``[source, type, target, documentIds]``, as a build reads them) and ``unplaced``, the
+        things of the ontology's labels joined by a fact to a member and placed in no community at all."""
+        if self.facts is None:
+            return None
+        c, types = self.community, self.fact_types
+        return (
+            f"UNWIND $ids AS cid MATCH (c:{c} {{id: cid}}) RETURN cid AS id, "
+            f"COLLECT {{ MATCH (t)-[:{IN_COMMUNITY}]->(c) RETURN t.id }} AS members, "
+            f"COLLECT {{ MATCH (a)-[:{IN_COMMUNITY}]->(c) MATCH (a)-[f:{types}]->(b) "
+            f"WHERE b.id IS NOT NULL AND (b)-[:{IN_COMMUNITY}]->(c) "
+            "RETURN [a.id, type(f), b.id, coalesce(f.documentIds, [])] } AS facts, "
+            f"COUNT {{ MATCH (a)-[:{IN_COMMUNITY}]->(c) MATCH (a)-[:{types}]-(b) "
+            f"WHERE a <> b AND b.id IS NOT NULL AND NOT EXISTS {{ (b)-[:{IN_COMMUNITY}]->(:{c}) }} "
+            "AND any(l IN labels(b) WHERE l IN $labels) RETURN DISTINCT b } AS unplaced"
         )
 
     @property

@@ -10,12 +10,14 @@ __all__ = [
     "CommunitiesBuilt",
     "CommunityFound",
     "CommunityListing",
+    "CommunityStaleness",
     "FindingFound",
     "ReportCitation",
     "ReportFound",
     "ReportListing",
     "ReportPreview",
     "ReportsWritten",
+    "StaleCommunity",
 ]
 
 
@@ -46,6 +48,33 @@ class CommunityListing(Value):
     limits_reached: tuple[Limit, ...] = ()
 
 
+class StaleCommunity(Value):
+    """A stored community the graph has changed under since its build, and why.
+
+    ``fingerprint``: its members or the facts among them (type, ends, documents) are not
+    what its stored fingerprint was computed from. ``unplaced``: things joined by a fact to
+    a member that no community holds (written since the build).
+    """
+
+    id: str
+    level: int
+    fingerprint_changed: bool
+    unplaced: int = 0
+
+
+class CommunityStaleness(Value):
+    """Which stored communities are stale, each compared with the graph as it is now.
+
+    ``checked`` communities were read; ``stale`` counts every stale one; ``communities``
+    lists them, coarsest level first, at most the limit asked for (``MaxListed`` past it).
+    """
+
+    checked: int = 0
+    stale: int = 0
+    communities: tuple[StaleCommunity, ...] = ()
+    limits_reached: tuple[Limit, ...] = ()
+
+
 class ReportCitation(Value):
     """Stored bytes a finding cites: the chunk, its document, the document byte span and the text there."""
 
@@ -64,7 +93,11 @@ class FindingFound(Value):
 
 
 class ReportFound(Value):
-    """A stored report: its community, title, writer, findings, and the findings its writer had dropped."""
+    """A stored report: its community, title, writer, findings, and the findings its writer had dropped.
+
+    ``retracted`` and ``trimmed`` count findings a removal of documents has since deleted
+    (every citation was of a removed document) or left with fewer citations.
+    """
 
     id: str
     community_id: str
@@ -73,6 +106,8 @@ class ReportFound(Value):
     writer: str
     fingerprint: str
     unsupported: int = 0
+    retracted: int = 0
+    trimmed: int = 0
     findings: tuple[FindingFound, ...] = ()
 
 

@@ -79,6 +79,15 @@ def test_ask_global_answers_from_the_reports_or_refuses_with_a_code(wiki: None) 
     assert asked.returncode == 0 and "supplied by Kestrel Components" in answer["answer"] and answer["citations"]
     shown = cli("ask", "Which parts are supplied by Kestrel Components?", "--global", *ONTOLOGY, env=ENV).stdout
     assert answer["citations"][0]["quote"][:40] in shown
+    # Removing a cited document retracts, in its transaction, the findings it alone supported.
+    removed_document = answer["citations"][0]["documentId"]
+    removed = cli("remove", removed_document, *ONTOLOGY, env=ENV, check=True).stdout
+    assert "community reports:" in removed and "retracted" in removed and "0 findings retracted" not in removed
+    again = json.loads(
+        cli("ask", "Which parts are supplied by Kestrel Components?", "--global", *ONTOLOGY, "--json", env=ENV).stdout
+    )
+    assert removed_document not in {citation["documentId"] for citation in again["citations"]}
+    assert again["findingsDropped"] == 0
     refused = cli("ask", "When did the saffron fair open?", "--global", *ONTOLOGY, env=ENV)
     assert refused.returncode == 2 and "no-relevant-finding" in refused.stdout
     missing = cli("ask", "Which parts?", "--global", env=ENV)
