@@ -23,6 +23,11 @@ class ReportStatements:
     """One ontology's and layout's report reads and writes."""
 
     communities: str
+    #: The communities with no report (what ``write(only_missing=True)`` reports on).
+    missing: str
+    #: ``$ids`` (community ids): their reports' findings, then their reports; ``removed``.
+    clear_findings_of: str
+    clear_reports_of: str
     facts: str | None
     evidence: str
     chunks: str
@@ -74,6 +79,18 @@ class ReportStatements:
             communities=(
                 f"MATCH (c:{community}) RETURN c.id AS id, c.level AS level, c.fingerprint AS fingerprint "
                 "ORDER BY level, id LIMIT $limit"
+            ),
+            missing=(
+                f"MATCH (c:{community}) WHERE NOT EXISTS {{ (c)-[:{HAS_REPORT}]->(:{report}) }} "
+                "RETURN c.id AS id, c.level AS level, c.fingerprint AS fingerprint ORDER BY level, id LIMIT $limit"
+            ),
+            clear_findings_of=(
+                f"UNWIND $ids AS cid MATCH (:{report} {{communityId: cid}})-[:{HAS_FINDING}]->(f:{finding}) "
+                "CALL (f) { DETACH DELETE f } RETURN count(*) AS removed"
+            ),
+            clear_reports_of=(
+                f"UNWIND $ids AS cid MATCH (r:{report} {{communityId: cid}}) CALL (r) {{ DETACH DELETE r }} "
+                "RETURN count(*) AS removed"
             ),
             facts=facts,
             evidence=evidence,

@@ -74,7 +74,10 @@ class CommunityService:
         model = model or for_layout(Layout.DEFAULT)
         names = model.names
         self.statements = CommunityStatements.of(
-            ontology, names.community.label, (names.finding.label, names.report.label)
+            ontology,
+            names.community.label,
+            (names.finding.label, names.report.label),
+            (names.chunk.label, names.chunk.key),
         )
 
     async def build(self, options: CommunityOptions | None = None) -> CommunitiesBuilt:
@@ -83,7 +86,21 @@ class CommunityService:
         The stored reports (:class:`~graphrag_orm.communities.ReportService`) go in the same
         transaction: they describe the communities replaced. Write them again after a build.
         """
-        options = options or self.options
+        return await self._build(options or self.options, keep_reports=False)
+
+    async def refresh(self, options: CommunityOptions | None = None) -> CommunitiesBuilt:
+        """Detect again and replace the stored communities, keeping each report whose inputs did not change.
+
+        A report is kept, linked to its community again, when the detection gives a community
+        with its id (the same level and members) and the fingerprint it was written from, no
+        removal has taken findings from it, and every chunk it cites is stored; the others go in
+        the same transaction. ``ReportService.write(only_missing=True)`` then writes only the
+        reports missing, one writer call each. Detection is seeded, so the same graph gives the
+        same communities and a refresh with nothing changed keeps every report.
+        """
+        return await self._build(options or self.options, keep_reports=True)
+
+    async def _build(self, options: CommunityOptions, *, keep_reports: bool) -> CommunitiesBuilt:
         began = time.perf_counter()
         build_id = f"communities-{uuid.uuid4().hex[:16]}"
         facts, label_of, limits = await self._read(options)
@@ -101,10 +118,25 @@ class CommunityService:
                 members[label_of[thing]].append({"thing": thing, "community": c.id})
         st = self.statements
 
-        async def work(tx: StoreTransaction) -> int:
-            # The previous build's reports describe communities this build replaces.
-            for clear in st.clear_reports:
-                await tx.run(clear, name="communities.clear")
+        keys = sorted(f"{c.id}|{c.fingerprint}" for c in communities)
+
+        async def work(tx: StoreTransaction) -> tuple[int, int, int]:
+            dropped = 0
+            if keep_reports:
+                # Only the reports whose inputs changed go; the others are linked again below.
+                found = await tx.run(st.outdated_reports, {"keys": keys}, name="communities.refresh.outdated")
+                outdated = [str(report) for report in found.column("id")]
+                findings, reports = st.drop_reports
+                for start in range(0, len(outdated), MAX_COMMUNITY_WRITE_ROWS):
+                    ids = outdated[start : start + MAX_COMMUNITY_WRITE_ROWS]
+                    await tx.run(findings, {"ids": ids}, name="communities.refresh.drop")
+                    dropped += int(
+                        (await tx.run(reports, {"ids": ids}, name="communities.refresh.drop")).value("removed", 0)
+                    )
+            else:
+                # The previous build's reports describe communities this build replaces.
+                for clear in st.clear_reports:
+                    await tx.run(clear, name="communities.clear")
             removed = int((await tx.run(st.clear, name="communities.clear")).value("removed", 0))
             for batch in _batches(rows):
                 await tx.run(st.create, {"rows": batch, "build": build_id}, name="communities.create")
@@ -113,9 +145,12 @@ class CommunityService:
             for label in sorted(members):
                 for batch in _batches(members[label]):
                     await tx.run(st.members(label), {"rows": batch, "build": build_id}, name="communities.members")
-            return removed
+            kept = 0
+            if keep_reports:
+                kept = int((await tx.run(st.relink_reports, name="communities.refresh.relink")).value("kept", 0))
+            return removed, kept, dropped
 
-        removed = await self.store.write(work)
+        removed, kept, dropped = await self.store.write(work)
         levels = max((c.level for c in communities), default=-1) + 1
         return CommunitiesBuilt(
             build_id=build_id,
@@ -124,6 +159,8 @@ class CommunityService:
             things=len(label_of),
             facts_read=len(facts),
             removed=removed,
+            reports_kept=kept,
+            reports_removed=dropped,
             seconds=round(time.perf_counter() - began, 3),
             limits_reached=tuple(limits),
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphrag_orm.models import IN_COMMUNITY, PARENT_COMMUNITY
+from graphrag_orm.models import HAS_FINDING, HAS_REPORT, IN_COMMUNITY, PARENT_COMMUNITY
 from graphrag_orm.ontology import Ontology
 
 __all__ = ["CommunityStatements"]
@@ -25,9 +25,17 @@ class CommunityStatements:
     reports: tuple[str, str]
     #: The ontology's fact types, joined for a relationship pattern ("" without any).
     fact_types: str = ""
+    #: The layout's chunk label and key: a refresh writes again a report citing a chunk that is gone.
+    chunk: tuple[str, str] = ("Chunk", "id")
 
     @classmethod
-    def of(cls, ontology: Ontology, community_label: str, reports: tuple[str, str]) -> CommunityStatements:
+    def of(
+        cls,
+        ontology: Ontology,
+        community_label: str,
+        reports: tuple[str, str],
+        chunk: tuple[str, str] = ("Chunk", "id"),
+    ) -> CommunityStatements:
         facts = None
         if ontology.fact_types:
             facts = (
@@ -38,7 +46,7 @@ class CommunityStatements:
                 "[l IN labels(b) WHERE l IN $labels][0] AS targetLabel "
                 "ORDER BY source, type, target LIMIT $limit"
             )
-        return cls(facts, ontology.labels, community_label, reports, "|".join(ontology.fact_types))
+        return cls(facts, ontology.labels, community_label, reports, "|".join(ontology.fact_types), chunk)
 
     @property
     def clear_reports(self) -> tuple[str, str]:
@@ -47,6 +55,40 @@ class CommunityStatements:
         return (
             f"MATCH (f:{finding}) CALL (f) {{ DETACH DELETE f }} RETURN count(*) AS removed",
             f"MATCH (r:{report}) CALL (r) {{ DETACH DELETE r }} RETURN count(*) AS removed",
+        )
+
+    @property
+    def outdated_reports(self) -> str:
+        """``$keys`` (``communityId|fingerprint`` of the communities a refresh writes): the ``id`` of each
+        stored report a refresh writes again: its community is not among them with the fingerprint the
+        report was written from, a removal took findings from it, or a finding cites a chunk that is gone."""
+        finding, report = self.reports
+        chunk, key = self.chunk
+        return (
+            f"MATCH (r:{report}) WHERE NOT (r.communityId + '|' + r.fingerprint) IN $keys "
+            "OR coalesce(r.retracted, 0) + coalesce(r.trimmed, 0) > 0 "
+            f"OR EXISTS {{ MATCH (r)-[:{HAS_FINDING}]->(f:{finding}) "
+            f"WHERE any(id IN f.chunkIds WHERE NOT EXISTS {{ MATCH (:{chunk} {{{key}: id}}) }}) }} "
+            "RETURN r.id AS id ORDER BY id"
+        )
+
+    @property
+    def drop_reports(self) -> tuple[str, str]:
+        """``$ids``: the findings of those reports, then the reports; ``removed``."""
+        finding, report = self.reports
+        return (
+            f"UNWIND $ids AS rid MATCH (:{report} {{id: rid}})-[:{HAS_FINDING}]->(f:{finding}) "
+            "CALL (f) { DETACH DELETE f } RETURN count(*) AS removed",
+            f"UNWIND $ids AS rid MATCH (r:{report} {{id: rid}}) CALL (r) {{ DETACH DELETE r }} RETURN count(*) AS removed",
+        )
+
+    @property
+    def relink_reports(self) -> str:
+        """After a refresh's communities are written: each kept report to its community again; ``kept``."""
+        report = self.reports[1]
+        return (
+            f"MATCH (r:{report}) WHERE NOT EXISTS {{ (:{self.community})-[:{HAS_REPORT}]->(r) }} "
+            f"MATCH (c:{self.community} {{id: r.communityId}}) CREATE (c)-[:{HAS_REPORT}]->(r) RETURN count(*) AS kept"
         )
 
     @property

@@ -22,7 +22,12 @@ __all__ = [
 
 
 class CommunitiesBuilt(Value):
-    """One build: the communities written per level, the facts read, the limits reached."""
+    """One build: the communities written per level, the facts read, the limits reached.
+
+    ``removed`` counts the communities replaced. A refresh (``CommunityService.refresh``)
+    also counts the reports it kept (``reports_kept``) and those it removed because their
+    inputs changed (``reports_removed``); a build removes every report.
+    """
 
     build_id: str
     communities: int = 0
@@ -30,6 +35,8 @@ class CommunitiesBuilt(Value):
     things: int = 0
     facts_read: int = 0
     removed: int = 0
+    reports_kept: int = 0
+    reports_removed: int = 0
     seconds: float = 0.0
     limits_reached: tuple[Limit, ...] = ()
 

@@ -37,7 +37,10 @@ class KnowledgeGraphMaintenance:
         self.statements = KnowledgeMaintenanceStatements.render(model.names, ontology)
         names = model.names
         self.communities = CommunityStatements.of(
-            ontology, names.community.label, (names.finding.label, names.report.label)
+            ontology,
+            names.community.label,
+            (names.finding.label, names.report.label),
+            (names.chunk.label, names.chunk.key),
         )
         self._types = frozenset((ontology.mention_type, *ontology.quote_types))
 

@@ -1,4 +1,4 @@
-"""``graphrag-orm communities build|list`` as a user runs them, over the recall wiki's knowledge graph."""
+"""``graphrag-orm communities build|refresh|reports|list`` as a user runs them, over the recall wiki's knowledge graph."""
 
 from __future__ import annotations
 
@@ -53,6 +53,24 @@ def test_build_then_list_prints_the_same_communities(wiki: None) -> None:
     assert cited["chunkId"] in shown and cited["quote"] in shown
     shown = cli("communities", "build", *ONTOLOGY, "--max-facts", "2", env=ENV, check=True).stdout
     assert "limit reached CommunityFacts (2)" in shown
+
+
+def test_refresh_keeps_the_reports_of_what_did_not_change_and_writes_the_others(wiki: None) -> None:
+    built = json.loads(cli("communities", "build", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    total = built["reports"]["reports"]
+    same = json.loads(cli("communities", "refresh", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    assert (same["reportsKept"], same["reportsRemoved"], same["reports"]["reports"]) == (total, 0, 0)
+    assert same["communities"] == built["communities"]
+    listed = json.loads(cli("communities", "list", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    document = listed["reports"]["reports"][0]["findings"][0]["citations"][0]["documentId"]
+    cli("remove", document, *ONTOLOGY, env=ENV, check=True)
+    stale = cli("check", *ONTOLOGY, env=ENV)
+    assert stale.returncode == 1 and "stale-communities" in stale.stdout
+    shown = cli("communities", "refresh", *ONTOLOGY, env=ENV, check=True).stdout
+    assert "reports kept:" in shown and "cited findings by extractive-stand-in" in shown
+    after = json.loads(cli("communities", "refresh", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    assert after["reportsRemoved"] == 0 and after["reports"]["reports"] == 0, "a second refresh keeps everything"
+    assert "stale-communities" not in cli("check", *ONTOLOGY, env=ENV).stdout
 
 
 def test_build_without_an_ontology_or_with_a_bound_out_of_range_is_refused_with_a_code(graph: None) -> None:

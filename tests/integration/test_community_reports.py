@@ -442,3 +442,85 @@ async def test_health_reports_the_reports_a_removal_took_findings_from(harbour: 
     touched = [r for r in listing.reports if r.retracted or r.trimmed]
     health = await harbour.maintenance.check()
     assert health.count(HealthFinding.RETRACTED_FINDINGS) == len(touched) >= 1
+
+
+class _Counting:
+    """The extractive stand-in, recording the community of every call."""
+
+    label = EXTRACTIVE_WRITER
+
+    def __init__(self) -> None:
+        self.called: list[str] = []
+
+    def request_bytes(self, source: ReportInput) -> int:
+        return 0
+
+    async def write(self, source: ReportInput) -> ReportDraft:
+        self.called.append(source.community_id)
+        return await ExtractiveReportWriter().write(source)
+
+
+async def test_a_refresh_writes_again_only_the_reports_whose_inputs_changed(
+    harbour: GraphRag, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    communities = CommunityService(harbour.store, FLEET)
+    writer = _Counting()
+    reports = ReportService(harbour.store, FLEET, ReportOptions(max_findings=20), writer=writer)
+    written = await reports.write()
+    assert written.reports == len(writer.called) > 2
+    before = {c.id: c.fingerprint for c in (await communities.list()).communities}
+    # Nothing changed: the same communities, every report kept, no writer call.
+    writer.called.clear()
+    same = await communities.refresh()
+    assert (same.reports_kept, same.reports_removed) == (written.reports, 0)
+    assert {c.id: c.fingerprint for c in (await communities.list()).communities} == before
+    assert (await reports.write(only_missing=True)).reports == 0 and writer.called == []
+    # An ingest restating a fact (one more document for it): its communities, same ids, new fingerprints.
+    monkeypatch.setitem(FACTS, "# Second log of the Heron", (("Heron", "CALLS_AT", "Saltmere"),))
+    heron = Sources.text("heron-2", "# Second log of the Heron\n\nThe Heron called at Saltmere.\n", "text/markdown")
+    assert (await harbour.ingestion.ingest([heron])).failed == 0
+    restated = await communities.refresh()
+    found = (await communities.list()).communities
+    assert {c.id for c in found} == set(before)
+    changed = {c.id for c in found if c.fingerprint != before[c.id]}
+    assert (
+        changed and restated.reports_removed == len(changed) and restated.reports_kept == written.reports - len(changed)
+    )
+    writer.called.clear()
+    await reports.write(only_missing=True)
+    assert set(writer.called) == changed and len(writer.called) == len(changed)
+    before = {c.id: c.fingerprint for c in found}
+    writer.called.clear()
+    listing = await reports.list()
+    # A removal touching the Skua's communities: only those are written again.
+    (skua,) = (
+        await harbour.store.read("MATCH (d:Document) WHERE d.sourceUri ENDS WITH '/skua-log' RETURN d.id AS id")
+    ).column("id")
+    await harbour.maintenance.remove_source(skua)
+    stale = {c.id for c in (await communities.stale()).communities}
+    assert stale
+    refreshed = await communities.refresh()
+    assert refreshed.reports_removed >= 1
+    found = (await communities.list()).communities
+    after = {c.id: c.fingerprint for c in found}
+    changed_with_facts = {c.id for c in found if c.facts and before.get(c.id) != c.fingerprint}
+    with_report = {r.community_id for r in (await reports.list()).reports}
+    assert with_report.isdisjoint(stale), "no stale community keeps its report"
+    assert len(with_report) == refreshed.reports_kept
+    again = await reports.write(only_missing=True)
+    # The writer is called for every community whose inputs changed, and for no other.
+    assert set(writer.called) == changed_with_facts and len(writer.called) == len(changed_with_facts)
+    assert 0 < len(writer.called) < written.reports, "only the touched communities are written again"
+    assert refreshed.reports_kept + again.reports == len((await reports.list()).reports)
+    untouched = [
+        r for r in listing.reports if r.community_id in after and after[r.community_id] == before[r.community_id]
+    ]
+    kept = {r.id: r for r in (await reports.list()).reports}
+    assert untouched and all(kept[r.id] == r for r in untouched), "a kept report is the one stored before"
+    # The same graph, the same result as a build and a full run from scratch.
+    refreshed_listing = await reports.list()
+    assert (await communities.stale()).stale == 0
+    await communities.build()
+    await ReportService(harbour.store, FLEET, ReportOptions(max_findings=20)).write()
+    assert {c.id: c.fingerprint for c in (await communities.list()).communities} == after
+    assert await reports.list() == refreshed_listing
