@@ -12,7 +12,9 @@ span, the stored text there), never the writer's copy of the quote.
 
 The run replaces every stored report in one write transaction of a few batched
 ``UNWIND`` statements, after every writer call: a failed call writes nothing, and a
-reader sees the old reports or the new ones.
+reader sees the old reports or the new ones. With ``only_missing`` (after
+``CommunityService.refresh``) it reports only on the communities with no report and
+touches no other report.
 """
 
 from __future__ import annotations
