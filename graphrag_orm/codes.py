@@ -94,6 +94,10 @@ class HealthFinding(StrEnum):
     ORPHANS = "orphans"
     ORPHAN_ENTITIES = "orphan-entities"
     STALE_FACTS = "stale-facts"
+    #: Communities the graph changed under since their build (graphrag_orm.communities; with an ontology).
+    STALE_COMMUNITIES = "stale-communities"
+    #: Community reports a removal took findings from (retracted or trimmed) since they were written.
+    RETRACTED_FINDINGS = "retracted-findings"
     READBACK_MISMATCH = "readback-mismatch"
     EXPIRED_LEASES = "expired-leases"
     STALE_RUNS = "stale-runs"

@@ -263,7 +263,8 @@ class CommunityNode(AsyncStructuredNode):
 # citing stored bytes. (community)-[:HAS_REPORT]->(report)-[:HAS_FINDING]->(finding). The
 # finding's citations are parallel lists (chunk, document, byte span, stored quote), each
 # located byte-exact in its chunk when the report was written; a report is stored only with
-# at least one such finding. Reports are written whole by one run and replaced by the next.
+# at least one such finding. Reports are written whole by one run and replaced by the next;
+# a removal of documents retracts the findings they alone supported, in its own transaction.
 
 HAS_REPORT: Final = "HAS_REPORT"
 HAS_FINDING: Final = "HAS_FINDING"
@@ -303,6 +304,10 @@ class CommunityReportNode(AsyncStructuredNode):
     fingerprint = StringProperty(required=True, db_property="fingerprint")
     run_id = StringProperty(required=True, db_property="runId")
     written_at = DateTimeNeo4jFormatProperty(required=True, db_property="writtenAt")
+    #: Findings a removal retracted since it was written (every citation was of a removed document).
+    retracted = IntegerProperty(default=0, db_property="retracted")
+    #: Findings a removal trimmed since it was written (some citations were of a removed document).
+    trimmed = IntegerProperty(default=0, db_property="trimmed")
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,12 @@
-"""``graphrag-orm communities build|reports|list``: communities of the knowledge graph and their reports.
+"""``graphrag-orm communities build|refresh|reports|list``: communities of the knowledge graph and their reports.
 
 ``build`` reads the facts of the ontology's fact types, detects communities (the
 ``communities`` extra) and replaces the stored ones in one transaction, with a progress
 line while it works, then writes their reports (``--reports extractive``, the default, is
 the offline stand-in; ``model`` the environment's chat model; ``none`` writes none).
-``reports`` writes the reports of the stored communities again (``--preview`` prints what
+``refresh`` detects again but keeps every report whose inputs did not change (the same
+community, the fingerprint it was written from, no retracted finding, every cited chunk
+stored) and writes only the others. ``reports`` writes the reports of the stored communities again (``--preview`` prints what
 the model writer would cost and calls nothing); ``list`` prints the stored communities,
 coarsest level first, with their reports' titles and findings (``--findings`` prints each
 finding with its citations). All take ``--json``. An ontology is required (its fact types
@@ -144,6 +146,58 @@ def build(
     console.print(
         f"{built.communities:,} communities ({levels}) over {built.things:,} things and "
         f"{built.facts_read:,} facts in {built.seconds:.2f} s; {built.removed:,} replaced"
+    )
+    for limit in built.limits_reached:
+        console.print(f"[yellow]limit reached[/] {limit.name} ({limit.value:,})")
+    if written is not None:
+        _print_written(written)
+
+
+@app.command("refresh")
+def refresh(
+    ontology: str | None = OntologyOption,
+    max_levels: int = typer.Option(3, "--max-levels", help="Levels of the hierarchy kept (1 to 8)."),
+    max_community_size: int = typer.Option(50, "--max-size", help="A larger community is split (2 to 10,000)."),
+    max_facts: int = typer.Option(100_000, "--max-facts", help="Facts read (1 to 1,000,000)."),
+    seed: int = typer.Option(42, "--seed", help="The detection's seed: the same graph and seed, the same result."),
+    reports: Writer = typer.Option(Writer.EXTRACTIVE, "--reports", help="Who writes the reports whose inputs changed."),
+    max_reports: int = MaxReportsOption,
+    max_output_tokens: int = MaxOutputOption,
+    as_json: bool = typer.Option(False, "--json", help="Print the refresh (and its reports) as JSON."),
+) -> None:
+    """Detect again, keep every report whose inputs did not change, write only the others."""
+    try:
+        options = CommunityOptions(
+            max_levels=max_levels, max_community_size=max_community_size, max_facts=max_facts, seed=seed
+        )
+    except GraphRagError as error:
+        fail(error.message, error.code)
+    rag, service = _service(ontology, options)
+    writer = None if reports is Writer.NONE else _reports(rag, reports, max_reports, max_output_tokens)
+
+    async def work() -> tuple[CommunitiesBuilt, ReportsWritten | None]:
+        await rag.connect(check_schema=False, neomodel=False)
+        try:
+            with console.status("reading facts, detecting and writing communities"):
+                built = await service.refresh()
+            if writer is None:
+                return built, None
+            with console.status("writing the reports whose inputs changed"):
+                return built, await writer.write(only_missing=True)
+        finally:
+            await rag.close()
+
+    built, written = run(work())
+    if as_json:
+        body = json.loads(built.to_json())
+        body["reports"] = json.loads(written.to_json()) if written is not None else None
+        print_json(json.dumps(body))
+        return
+    levels = ", ".join(f"level {level}: {count:,}" for level, count in enumerate(built.per_level)) or "none"
+    console.print(
+        f"{built.communities:,} communities ({levels}) over {built.things:,} things and "
+        f"{built.facts_read:,} facts in {built.seconds:.2f} s; reports kept: {built.reports_kept:,}, "
+        f"removed (inputs changed): {built.reports_removed:,}"
     )
     for limit in built.limits_reached:
         console.print(f"[yellow]limit reached[/] {limit.name} ({limit.value:,})")

@@ -107,10 +107,21 @@ def removal_summary(report: RemovalReport) -> str:
     return f"removed {listed} in {counted(report.batches, 'batch', 'batches')} ({report.elapsed_seconds:.2f} s)"
 
 
+def retraction_summary(retracted: int, trimmed: int, reports: int, *, would: bool = False) -> str:
+    """The community report findings a removal retracted (or would), those it trimmed, the reports it removed."""
+    verb = "would be " if would else ""
+    return (
+        f"community reports: {counted(retracted, 'finding')} {verb}retracted (every citation was of a removed "
+        f"document), {counted(trimmed, 'finding')} {verb}trimmed, {counted(reports, 'report')} {verb}removed"
+    )
+
+
 def _print_removal(report: RemovalReport) -> None:
     console.print(removal_summary(report))
     if report.facts_updated:
         console.print(f"{counted(report.facts_updated, 'fact')} kept, without the removed documents")
+    if report.findings_retracted or report.findings_trimmed or report.reports:
+        console.print(retraction_summary(report.findings_retracted, report.findings_trimmed, report.reports))
     if report.refused:
         limits = ", ".join(f"{limit.name} {limit.value}" for limit in report.limits_reached)
         console.print(f"refused ({limits}), left whole: {', '.join(report.refused)}")
@@ -173,6 +184,10 @@ def reset(
             f"this removes {chosen}: {counted(planned.documents, 'document')}, "
             f"{counted(planned.sections, 'section')} and {counted(planned.chunks, 'chunk')}"
         )
+        if planned.findings_retracted or planned.findings_trimmed or planned.reports:
+            console.print(
+                retraction_summary(planned.findings_retracted, planned.findings_trimmed, planned.reports, would=True)
+            )
         if not typer.confirm("remove them?"):
             raise typer.Exit(1)
     columns = (

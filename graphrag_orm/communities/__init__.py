@@ -1,4 +1,5 @@
-"""Communities of the knowledge graph: hierarchical, seeded detection, their stored nodes and their reports."""
+"""Communities of the knowledge graph: hierarchical, seeded detection, their stored nodes and their reports,
+kept true as documents change (retraction on removal, staleness by fingerprint, refresh)."""
 
 from graphrag_orm.communities.detection import (
     COMMUNITIES_EXTRA_MISSING,
@@ -15,12 +16,14 @@ from graphrag_orm.communities.values import (
     CommunitiesBuilt,
     CommunityFound,
     CommunityListing,
+    CommunityStaleness,
     FindingFound,
     ReportCitation,
     ReportFound,
     ReportListing,
     ReportPreview,
     ReportsWritten,
+    StaleCommunity,
 )
 from graphrag_orm.communities.writers import (
     EXTRACTIVE_WRITER,
@@ -45,6 +48,7 @@ __all__ = [
     "CommunityOptions",
     "CommunityReport",
     "CommunityService",
+    "CommunityStaleness",
     "DetectedCommunity",
     "Detection",
     "DraftFinding",
@@ -66,5 +70,6 @@ __all__ = [
     "ReportService",
     "ReportWriter",
     "ReportsWritten",
+    "StaleCommunity",
     "detect",
 ]

@@ -23,6 +23,11 @@ class ReportStatements:
     """One ontology's and layout's report reads and writes."""
 
     communities: str
+    #: The communities with no report (what ``write(only_missing=True)`` reports on).
+    missing: str
+    #: ``$ids`` (community ids): their reports' findings, then their reports; ``removed``.
+    clear_findings_of: str
+    clear_reports_of: str
     facts: str | None
     evidence: str
     chunks: str
@@ -75,6 +80,18 @@ class ReportStatements:
                 f"MATCH (c:{community}) RETURN c.id AS id, c.level AS level, c.fingerprint AS fingerprint "
                 "ORDER BY level, id LIMIT $limit"
             ),
+            missing=(
+                f"MATCH (c:{community}) WHERE NOT EXISTS {{ (c)-[:{HAS_REPORT}]->(:{report}) }} "
+                "RETURN c.id AS id, c.level AS level, c.fingerprint AS fingerprint ORDER BY level, id LIMIT $limit"
+            ),
+            clear_findings_of=(
+                f"UNWIND $ids AS cid MATCH (:{report} {{communityId: cid}})-[:{HAS_FINDING}]->(f:{finding}) "
+                "CALL (f) { DETACH DELETE f } RETURN count(*) AS removed"
+            ),
+            clear_reports_of=(
+                f"UNWIND $ids AS cid MATCH (r:{report} {{communityId: cid}}) CALL (r) {{ DETACH DELETE r }} "
+                "RETURN count(*) AS removed"
+            ),
             facts=facts,
             evidence=evidence,
             chunks=chunks,
@@ -90,7 +107,8 @@ class ReportStatements:
             ),
             listing=(
                 f"MATCH (r:{report}) RETURN r.id AS id, r.communityId AS community, r.level AS level, "
-                "r.title AS title, r.writer AS writer, r.fingerprint AS fingerprint, r.unsupported AS unsupported "
+                "r.title AS title, r.writer AS writer, r.fingerprint AS fingerprint, r.unsupported AS unsupported, "
+                "coalesce(r.retracted, 0) AS retracted, coalesce(r.trimmed, 0) AS trimmed "
                 "ORDER BY level, community LIMIT $limit"
             ),
             findings_of=(

@@ -12,7 +12,9 @@ span, the stored text there), never the writer's copy of the quote.
 
 The run replaces every stored report in one write transaction of a few batched
 ``UNWIND`` statements, after every writer call: a failed call writes nothing, and a
-reader sees the old reports or the new ones.
+reader sees the old reports or the new ones. With ``only_missing`` (after
+``CommunityService.refresh``) it reports only on the communities with no report and
+touches no other report.
 """
 
 from __future__ import annotations
@@ -152,10 +154,10 @@ class ReportService:
         self.writer: ReportWriter = writer or ExtractiveReportWriter()
         self.statements = ReportStatements.of(ontology, model or for_layout(Layout.DEFAULT))
 
-    async def preview(self, options: ReportOptions | None = None) -> ReportPreview:
+    async def preview(self, options: ReportOptions | None = None, *, only_missing: bool = False) -> ReportPreview:
         """What :meth:`write` would cost: calls and estimated input tokens, before any call; writes nothing."""
         options = options or self.options
-        inputs, _, limits = await self._inputs(options)
+        inputs, _, limits = await self._inputs(options, only_missing=only_missing)
         calls = [source for source in inputs if source.facts]
         request_bytes = sum(self.writer.request_bytes(source) for source in calls)
         sends = request_bytes > 0
@@ -168,12 +170,17 @@ class ReportService:
             limits_reached=tuple(limits),
         )
 
-    async def write(self, options: ReportOptions | None = None) -> ReportsWritten:
-        """Write a report for each community (at most ``max_reports``) and replace the stored reports with them."""
+    async def write(self, options: ReportOptions | None = None, *, only_missing: bool = False) -> ReportsWritten:
+        """Write a report for each community (at most ``max_reports``) and replace the stored reports with them.
+
+        ``only_missing``: report only on the communities with no report (after
+        ``CommunityService.refresh``, those whose inputs changed), and leave the other reports
+        as they are.
+        """
         options = options or self.options
         began = time.perf_counter()
         run_id = f"reports-{uuid.uuid4().hex[:16]}"
-        inputs, fingerprints, limits = await self._inputs(options)
+        inputs, fingerprints, limits = await self._inputs(options, only_missing=only_missing)
         dropped: Counter[str] = Counter({code.value: 0 for code in ReportDrop})
         reports: list[dict[str, Any]] = []
         findings: list[dict[str, Any]] = []
@@ -241,9 +248,19 @@ class ReportService:
             limits.append(Limit(name=LimitName.REPORT_FINDINGS, value=options.max_findings))
         st = self.statements
 
+        written_for = [source.community_id for source in inputs]
+
         async def work(tx: StoreTransaction) -> int:
-            await tx.run(st.clear_findings, name="reports.clear")
-            removed = int((await tx.run(st.clear_reports, name="reports.clear")).value("removed", 0))
+            if only_missing:
+                # A report written meanwhile for one of these communities is replaced; no other is touched.
+                removed = 0
+                for start in range(0, len(written_for), MAX_REPORT_WRITE_ROWS):
+                    ids = {"ids": written_for[start : start + MAX_REPORT_WRITE_ROWS]}
+                    await tx.run(st.clear_findings_of, ids, name="reports.clear")
+                    removed += int((await tx.run(st.clear_reports_of, ids, name="reports.clear")).value("removed", 0))
+            else:
+                await tx.run(st.clear_findings, name="reports.clear")
+                removed = int((await tx.run(st.clear_reports, name="reports.clear")).value("removed", 0))
             for batch in _batches(reports):
                 await tx.run(st.create_reports, {"rows": batch}, name="reports.create")
             for batch in _batches(findings):
@@ -266,11 +283,14 @@ class ReportService:
             limits_reached=tuple(limits),
         )
 
-    async def _inputs(self, options: ReportOptions) -> tuple[list[ReportInput], dict[str, str], list[Limit]]:
+    async def _inputs(
+        self, options: ReportOptions, *, only_missing: bool = False
+    ) -> tuple[list[ReportInput], dict[str, str], list[Limit]]:
         """Each community's writer input (facts, their passages, the passages' text), in level and id order."""
         st = self.statements
         limits: list[Limit] = []
-        rows = list(await self.store.read(st.communities, {"limit": options.max_reports + 1}, name="reports.read"))
+        read = st.missing if only_missing else st.communities
+        rows = list(await self.store.read(read, {"limit": options.max_reports + 1}, name="reports.read"))
         if len(rows) > options.max_reports:
             rows = rows[: options.max_reports]
             limits.append(Limit(name=LimitName.REPORT_COMMUNITIES, value=options.max_reports))
@@ -376,6 +396,8 @@ class ReportService:
                 writer=row["writer"],
                 fingerprint=row["fingerprint"],
                 unsupported=row["unsupported"],
+                retracted=row["retracted"],
+                trimmed=row["trimmed"],
                 findings=tuple(found[row["id"]]),
             )
             for row in rows

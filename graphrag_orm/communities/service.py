@@ -14,20 +14,37 @@ from collections import defaultdict
 from typing import Any
 
 from graphrag_orm.codes import LimitName
-from graphrag_orm.communities.detection import GraphFact, detect
+from graphrag_orm.communities.detection import GraphFact, detect, fingerprint
 from graphrag_orm.communities.options import CommunityOptions
 from graphrag_orm.communities.statements import CommunityStatements
-from graphrag_orm.communities.values import CommunitiesBuilt, CommunityFound, CommunityListing
+from graphrag_orm.communities.values import (
+    CommunitiesBuilt,
+    CommunityFound,
+    CommunityListing,
+    CommunityStaleness,
+    StaleCommunity,
+)
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
-from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.store import Queries, Store, StoreTransaction
 from graphrag_orm.values import Limit
 
-__all__ = ["DEFAULT_LISTED_COMMUNITIES", "MAX_LISTED_COMMUNITIES", "CommunityService"]
+__all__ = [
+    "DEFAULT_LISTED_COMMUNITIES",
+    "MAX_LISTED_COMMUNITIES",
+    "SAMPLE_STALE",
+    "STALE_PAGE",
+    "CommunityService",
+    "stale_communities",
+]
 
 DEFAULT_LISTED_COMMUNITIES = 100
 MAX_LISTED_COMMUNITIES = 10_000
+#: Communities compared with the graph per read by the staleness check.
+STALE_PAGE = 500
+#: Stale community ids the health report names.
+SAMPLE_STALE = 5
 #: Rows per UNWIND statement of a build's writes.
 MAX_COMMUNITY_WRITE_ROWS = 5_000
 
@@ -57,7 +74,10 @@ class CommunityService:
         model = model or for_layout(Layout.DEFAULT)
         names = model.names
         self.statements = CommunityStatements.of(
-            ontology, names.community.label, (names.finding.label, names.report.label)
+            ontology,
+            names.community.label,
+            (names.finding.label, names.report.label),
+            (names.chunk.label, names.chunk.key),
         )
 
     async def build(self, options: CommunityOptions | None = None) -> CommunitiesBuilt:
@@ -66,7 +86,21 @@ class CommunityService:
         The stored reports (:class:`~graphrag_orm.communities.ReportService`) go in the same
         transaction: they describe the communities replaced. Write them again after a build.
         """
-        options = options or self.options
+        return await self._build(options or self.options, keep_reports=False)
+
+    async def refresh(self, options: CommunityOptions | None = None) -> CommunitiesBuilt:
+        """Detect again and replace the stored communities, keeping each report whose inputs did not change.
+
+        A report is kept, linked to its community again, when the detection gives a community
+        with its id (the same level and members) and the fingerprint it was written from, no
+        removal has taken findings from it, and every chunk it cites is stored; the others go in
+        the same transaction. ``ReportService.write(only_missing=True)`` then writes only the
+        reports missing, one writer call each. Detection is seeded, so the same graph gives the
+        same communities and a refresh with nothing changed keeps every report.
+        """
+        return await self._build(options or self.options, keep_reports=True)
+
+    async def _build(self, options: CommunityOptions, *, keep_reports: bool) -> CommunitiesBuilt:
         began = time.perf_counter()
         build_id = f"communities-{uuid.uuid4().hex[:16]}"
         facts, label_of, limits = await self._read(options)
@@ -84,10 +118,25 @@ class CommunityService:
                 members[label_of[thing]].append({"thing": thing, "community": c.id})
         st = self.statements
 
-        async def work(tx: StoreTransaction) -> int:
-            # The previous build's reports describe communities this build replaces.
-            for clear in st.clear_reports:
-                await tx.run(clear, name="communities.clear")
+        keys = sorted(f"{c.id}|{c.fingerprint}" for c in communities)
+
+        async def work(tx: StoreTransaction) -> tuple[int, int, int]:
+            dropped = 0
+            if keep_reports:
+                # Only the reports whose inputs changed go; the others are linked again below.
+                found = await tx.run(st.outdated_reports, {"keys": keys}, name="communities.refresh.outdated")
+                outdated = [str(report) for report in found.column("id")]
+                findings, reports = st.drop_reports
+                for start in range(0, len(outdated), MAX_COMMUNITY_WRITE_ROWS):
+                    ids = outdated[start : start + MAX_COMMUNITY_WRITE_ROWS]
+                    await tx.run(findings, {"ids": ids}, name="communities.refresh.drop")
+                    dropped += int(
+                        (await tx.run(reports, {"ids": ids}, name="communities.refresh.drop")).value("removed", 0)
+                    )
+            else:
+                # The previous build's reports describe communities this build replaces.
+                for clear in st.clear_reports:
+                    await tx.run(clear, name="communities.clear")
             removed = int((await tx.run(st.clear, name="communities.clear")).value("removed", 0))
             for batch in _batches(rows):
                 await tx.run(st.create, {"rows": batch, "build": build_id}, name="communities.create")
@@ -96,9 +145,12 @@ class CommunityService:
             for label in sorted(members):
                 for batch in _batches(members[label]):
                     await tx.run(st.members(label), {"rows": batch, "build": build_id}, name="communities.members")
-            return removed
+            kept = 0
+            if keep_reports:
+                kept = int((await tx.run(st.relink_reports, name="communities.refresh.relink")).value("kept", 0))
+            return removed, kept, dropped
 
-        removed = await self.store.write(work)
+        removed, kept, dropped = await self.store.write(work)
         levels = max((c.level for c in communities), default=-1) + 1
         return CommunitiesBuilt(
             build_id=build_id,
@@ -107,6 +159,8 @@ class CommunityService:
             things=len(label_of),
             facts_read=len(facts),
             removed=removed,
+            reports_kept=kept,
+            reports_removed=dropped,
             seconds=round(time.perf_counter() - began, 3),
             limits_reached=tuple(limits),
         )
@@ -153,6 +207,11 @@ class CommunityService:
             found, limits = found[:limit], (Limit(name=LimitName.MAX_LISTED, value=limit),)
         return CommunityListing(communities=tuple(found), limits_reached=limits)
 
+    async def stale(self, *, limit: int = DEFAULT_LISTED_COMMUNITIES) -> CommunityStaleness:
+        """The stored communities the graph has changed under since their build (reads only);
+        see :func:`stale_communities`."""
+        return await stale_communities(self.store.reader, self.statements, limit=limit)
+
     async def members(self, community_id: str, *, limit: int = DEFAULT_LISTED_COMMUNITIES) -> tuple[str, ...]:
         """The ids of a community's things (at most ``limit``)."""
         limit = max(1, min(limit, MAX_LISTED_COMMUNITIES))
@@ -160,3 +219,55 @@ class CommunityService:
             self.statements.membership, {"id": community_id, "limit": limit}, name="communities.members"
         )
         return tuple(result.column("thing"))
+
+
+async def stale_communities(
+    reader: Queries, statements: CommunityStatements, *, limit: int = DEFAULT_LISTED_COMMUNITIES
+) -> CommunityStaleness:
+    """Compare every stored community with the graph now, :data:`STALE_PAGE` per read; reads only.
+
+    Recomputed on read, not marked by each writer: a community's stored fingerprint (its
+    members and the facts among them, with their documents) is computed again from its
+    ``IN_COMMUNITY`` members and the facts among them as stored now, so whatever changed the
+    graph (an ingest, a re-ingest, a removal, a merge or its undo) shows, and only in the
+    communities it touched. A community is also stale when a member is joined by a fact to a
+    thing placed in no community (written since the build). ``limit`` bounds the ids listed
+    (``MaxListed``), not the check.
+    """
+    limit = max(1, min(limit, MAX_LISTED_COMMUNITIES))
+    now = statements.now
+    checked = 0
+    found: list[StaleCommunity] = []
+    if now is None:
+        return CommunityStaleness()
+    after = ""
+    while True:
+        page = list(
+            await reader.run(
+                statements.stored_page, {"after": after, "page": STALE_PAGE}, name="communities.stale.stored"
+            )
+        )
+        if not page:
+            break
+        checked += len(page)
+        stored = {row["id"]: row for row in page}
+        rows = await reader.run(
+            now, {"ids": list(stored), "labels": list(statements.labels)}, name="communities.stale.now"
+        )
+        for row in rows:
+            facts = [GraphFact(a, kind, b, tuple(sorted(documents))) for a, kind, b, documents in row["facts"]]
+            changed = fingerprint(row["members"], facts) != stored[row["id"]]["fingerprint"]
+            unplaced = int(row["unplaced"])
+            if changed or unplaced:
+                level = int(stored[row["id"]]["level"])
+                found.append(StaleCommunity(id=row["id"], level=level, fingerprint_changed=changed, unplaced=unplaced))
+        if len(page) < STALE_PAGE:
+            break
+        after = str(page[-1]["id"])
+    found.sort(key=lambda community: (community.level, community.id))
+    limits: tuple[Limit, ...] = ()
+    if len(found) > limit:
+        limits = (Limit(name=LimitName.MAX_LISTED, value=limit),)
+    return CommunityStaleness(
+        checked=checked, stale=len(found), communities=tuple(found[:limit]), limits_reached=limits
+    )

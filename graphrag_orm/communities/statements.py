@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphrag_orm.models import IN_COMMUNITY, PARENT_COMMUNITY
+from graphrag_orm.models import HAS_FINDING, HAS_REPORT, IN_COMMUNITY, PARENT_COMMUNITY
 from graphrag_orm.ontology import Ontology
 
 __all__ = ["CommunityStatements"]
@@ -23,9 +23,19 @@ class CommunityStatements:
     community: str
     #: The reports' labels (finding, report): a build removes the previous build's reports with its communities.
     reports: tuple[str, str]
+    #: The ontology's fact types, joined for a relationship pattern ("" without any).
+    fact_types: str = ""
+    #: The layout's chunk label and key: a refresh writes again a report citing a chunk that is gone.
+    chunk: tuple[str, str] = ("Chunk", "id")
 
     @classmethod
-    def of(cls, ontology: Ontology, community_label: str, reports: tuple[str, str]) -> CommunityStatements:
+    def of(
+        cls,
+        ontology: Ontology,
+        community_label: str,
+        reports: tuple[str, str],
+        chunk: tuple[str, str] = ("Chunk", "id"),
+    ) -> CommunityStatements:
         facts = None
         if ontology.fact_types:
             facts = (
@@ -36,7 +46,7 @@ class CommunityStatements:
                 "[l IN labels(b) WHERE l IN $labels][0] AS targetLabel "
                 "ORDER BY source, type, target LIMIT $limit"
             )
-        return cls(facts, ontology.labels, community_label, reports)
+        return cls(facts, ontology.labels, community_label, reports, "|".join(ontology.fact_types), chunk)
 
     @property
     def clear_reports(self) -> tuple[str, str]:
@@ -45,6 +55,40 @@ class CommunityStatements:
         return (
             f"MATCH (f:{finding}) CALL (f) {{ DETACH DELETE f }} RETURN count(*) AS removed",
             f"MATCH (r:{report}) CALL (r) {{ DETACH DELETE r }} RETURN count(*) AS removed",
+        )
+
+    @property
+    def outdated_reports(self) -> str:
+        """``$keys`` (``communityId|fingerprint`` of the communities a refresh writes): the ``id`` of each
+        stored report a refresh writes again: its community is not among them with the fingerprint the
+        report was written from, a removal took findings from it, or a finding cites a chunk that is gone."""
+        finding, report = self.reports
+        chunk, key = self.chunk
+        return (
+            f"MATCH (r:{report}) WHERE NOT (r.communityId + '|' + r.fingerprint) IN $keys "
+            "OR coalesce(r.retracted, 0) + coalesce(r.trimmed, 0) > 0 "
+            f"OR EXISTS {{ MATCH (r)-[:{HAS_FINDING}]->(f:{finding}) "
+            f"WHERE any(id IN f.chunkIds WHERE NOT EXISTS {{ MATCH (:{chunk} {{{key}: id}}) }}) }} "
+            "RETURN r.id AS id ORDER BY id"
+        )
+
+    @property
+    def drop_reports(self) -> tuple[str, str]:
+        """``$ids``: the findings of those reports, then the reports; ``removed``."""
+        finding, report = self.reports
+        return (
+            f"UNWIND $ids AS rid MATCH (:{report} {{id: rid}})-[:{HAS_FINDING}]->(f:{finding}) "
+            "CALL (f) { DETACH DELETE f } RETURN count(*) AS removed",
+            f"UNWIND $ids AS rid MATCH (r:{report} {{id: rid}}) CALL (r) {{ DETACH DELETE r }} RETURN count(*) AS removed",
+        )
+
+    @property
+    def relink_reports(self) -> str:
+        """After a refresh's communities are written: each kept report to its community again; ``kept``."""
+        report = self.reports[1]
+        return (
+            f"MATCH (r:{report}) WHERE NOT EXISTS {{ (:{self.community})-[:{HAS_REPORT}]->(r) }} "
+            f"MATCH (c:{self.community} {{id: r.communityId}}) CREATE (c)-[:{HAS_REPORT}]->(r) RETURN count(*) AS kept"
         )
 
     @property
@@ -82,6 +126,33 @@ class CommunityStatements:
             f"MATCH (c:{c}) OPTIONAL MATCH (c)-[:{PARENT_COMMUNITY}]->(p:{c}) "
             "RETURN c.id AS id, c.level AS level, c.size AS size, c.facts AS facts, c.fingerprint AS fingerprint, "
             "p.id AS parent ORDER BY level, id LIMIT $limit"
+        )
+
+    @property
+    def stored_page(self) -> str:
+        """``$after``, ``$page``: the stored communities' ``id``, ``level``, ``fingerprint``, by id."""
+        return (
+            f"MATCH (c:{self.community}) WHERE c.id > $after "
+            "RETURN c.id AS id, c.level AS level, c.fingerprint AS fingerprint ORDER BY id LIMIT $page"
+        )
+
+    @property
+    def now(self) -> str | None:
+        """``$ids``, ``$labels``: each community as the graph holds it now: ``members`` (thing ids), ``facts``
+        among them (``[source, type, target, documentIds]``, as a build reads them) and ``unplaced``, the
+        things of the ontology's labels joined by a fact to a member and placed in no community at all."""
+        if self.facts is None:
+            return None
+        c, types = self.community, self.fact_types
+        return (
+            f"UNWIND $ids AS cid MATCH (c:{c} {{id: cid}}) RETURN cid AS id, "
+            f"COLLECT {{ MATCH (t)-[:{IN_COMMUNITY}]->(c) RETURN t.id }} AS members, "
+            f"COLLECT {{ MATCH (a)-[:{IN_COMMUNITY}]->(c) MATCH (a)-[f:{types}]->(b) "
+            f"WHERE b.id IS NOT NULL AND (b)-[:{IN_COMMUNITY}]->(c) "
+            "RETURN [a.id, type(f), b.id, coalesce(f.documentIds, [])] } AS facts, "
+            f"COUNT {{ MATCH (a)-[:{IN_COMMUNITY}]->(c) MATCH (a)-[:{types}]-(b) "
+            f"WHERE a <> b AND b.id IS NOT NULL AND NOT EXISTS {{ (b)-[:{IN_COMMUNITY}]->(:{c}) }} "
+            "AND any(l IN labels(b) WHERE l IN $labels) RETURN DISTINCT b } AS unplaced"
         )
 
     @property

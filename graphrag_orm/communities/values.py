@@ -10,17 +10,24 @@ __all__ = [
     "CommunitiesBuilt",
     "CommunityFound",
     "CommunityListing",
+    "CommunityStaleness",
     "FindingFound",
     "ReportCitation",
     "ReportFound",
     "ReportListing",
     "ReportPreview",
     "ReportsWritten",
+    "StaleCommunity",
 ]
 
 
 class CommunitiesBuilt(Value):
-    """One build: the communities written per level, the facts read, the limits reached."""
+    """One build: the communities written per level, the facts read, the limits reached.
+
+    ``removed`` counts the communities replaced. A refresh (``CommunityService.refresh``)
+    also counts the reports it kept (``reports_kept``) and those it removed because their
+    inputs changed (``reports_removed``); a build removes every report.
+    """
 
     build_id: str
     communities: int = 0
@@ -28,6 +35,8 @@ class CommunitiesBuilt(Value):
     things: int = 0
     facts_read: int = 0
     removed: int = 0
+    reports_kept: int = 0
+    reports_removed: int = 0
     seconds: float = 0.0
     limits_reached: tuple[Limit, ...] = ()
 
@@ -43,6 +52,33 @@ class CommunityFound(Value):
 
 class CommunityListing(Value):
     communities: tuple[CommunityFound, ...] = ()
+    limits_reached: tuple[Limit, ...] = ()
+
+
+class StaleCommunity(Value):
+    """A stored community the graph has changed under since its build, and why.
+
+    ``fingerprint``: its members or the facts among them (type, ends, documents) are not
+    what its stored fingerprint was computed from. ``unplaced``: things joined by a fact to
+    a member that no community holds (written since the build).
+    """
+
+    id: str
+    level: int
+    fingerprint_changed: bool
+    unplaced: int = 0
+
+
+class CommunityStaleness(Value):
+    """Which stored communities are stale, each compared with the graph as it is now.
+
+    ``checked`` communities were read; ``stale`` counts every stale one; ``communities``
+    lists them, coarsest level first, at most the limit asked for (``MaxListed`` past it).
+    """
+
+    checked: int = 0
+    stale: int = 0
+    communities: tuple[StaleCommunity, ...] = ()
     limits_reached: tuple[Limit, ...] = ()
 
 
@@ -64,7 +100,11 @@ class FindingFound(Value):
 
 
 class ReportFound(Value):
-    """A stored report: its community, title, writer, findings, and the findings its writer had dropped."""
+    """A stored report: its community, title, writer, findings, and the findings its writer had dropped.
+
+    ``retracted`` and ``trimmed`` count findings a removal of documents has since deleted
+    (every citation was of a removed document) or left with fewer citations.
+    """
 
     id: str
     community_id: str
@@ -73,6 +113,8 @@ class ReportFound(Value):
     writer: str
     fingerprint: str
     unsupported: int = 0
+    retracted: int = 0
+    trimmed: int = 0
     findings: tuple[FindingFound, ...] = ()
 
 

@@ -18,7 +18,11 @@ index names or embedding-set ids, at most :data:`SAMPLE` of them, never text.
 - ``stale-runs``: runs still ``Running`` with no live lease and no progress for
   longer than the stale time (see :mod:`graphrag_orm.maintenance.stale_runs`);
   ``maintenance.fail_stale_runs()`` marks them Failed.
-- ``orphan-entities`` and ``stale-facts`` come from the knowledge extension.
+- ``orphan-entities``, ``stale-facts`` and ``stale-communities`` come from the knowledge
+  extension: communities the graph changed under since their build, recomputed on read
+  (:func:`graphrag_orm.communities.service.stale_communities`).
+- ``retracted-findings``: community reports a removal took findings from since they were
+  written (graphrag_orm.communities); ``communities refresh`` writes them again.
 
 Each statement is a READ transaction of its own (the store's reads); the statements
 are in :mod:`graphrag_orm.maintenance.health_statements`.
@@ -88,6 +92,7 @@ class HealthChecks:
         found.extend(await self._readback())
         found.extend(await self._leases())
         found.extend(await self._stale_runs())
+        found.extend(await self._retracted())
         if self.knowledge is not None:
             found.extend(await self.knowledge.health(self.store.reader))
         order = {code: position for position, code in enumerate(HealthFinding)}
@@ -202,6 +207,12 @@ class HealthChecks:
             )
         ]
 
+    async def _retracted(self) -> list[HealthFindingItem]:
+        found = await self.store.read(
+            self.statements.retracted_reports, {"sample": SAMPLE}, name="maintenance.health.retracted_reports"
+        )
+        return _retracted_item(found.records[0])
+
     async def _stale_runs(self) -> list[HealthFindingItem]:
         if self.stale_runs is None:
             return []
@@ -215,6 +226,21 @@ class HealthChecks:
                 detail=f"runs {_sample(sample, count)} (no progress for over {self.stale_runs.seconds:g} s)",
             )
         ]
+
+
+def _retracted_item(row: Any) -> list[HealthFindingItem]:
+    reports = int(row["reports"] or 0)
+    if not reports:
+        return []
+    retracted, trimmed = int(row["retracted"] or 0), int(row["trimmed"] or 0)
+    return [
+        HealthFindingItem(
+            code=HealthFinding.RETRACTED_FINDINGS,
+            count=reports,
+            detail=f"{_n(retracted, 'finding')} retracted and {trimmed} trimmed, of reports "
+            f"{_sample(row['sample'], reports)}",
+        )
+    ]
 
 
 def _reads_back(text: object, start: object, end: object) -> bool:

@@ -28,6 +28,9 @@ class HealthStatements:
     readback_candidates: str
     #: ``$sample``: expired ``leases`` and a ``sample`` of their keys, by key.
     expired_leases: str
+    #: ``$sample``: community ``reports`` a removal took findings from, the ``findings`` it retracted and
+    #: trimmed, and a ``sample`` of their ids, by id.
+    retracted_reports: str
 
     @classmethod
     def render(cls, names: StoredNames) -> HealthStatements:
@@ -68,5 +71,11 @@ class HealthStatements:
             expired_leases=(
                 f"MATCH (l:{lease.label}) WHERE l.{expires} <= datetime() "
                 f"WITH l ORDER BY l.{lease.key} RETURN count(l) AS leases, collect(l.{lease.key})[0..$sample] AS sample"
+            ),
+            retracted_reports=(
+                f"MATCH (r:{names.report.label}) WHERE coalesce(r.retracted, 0) + coalesce(r.trimmed, 0) > 0 "
+                "WITH r ORDER BY r.id RETURN count(r) AS reports, "
+                "sum(coalesce(r.retracted, 0)) AS retracted, sum(coalesce(r.trimmed, 0)) AS trimmed, "
+                "collect(r.id)[0..$sample] AS sample"
             ),
         )

@@ -5,7 +5,8 @@ removing a batch of documents deletes their mentions and quotes (before their ch
 takes the documents off each fact that lists them (lock, then read, then write, in
 pages), and deletes facts left with none; orphan clean-up deletes things no mention or
 quote points to, their facts first; health counts orphan things and facts that list a
-document that is gone. Every statement runs in the ``tx`` the caller passes; none
+document that is gone, and the communities the graph changed under since their build
+(:mod:`graphrag_orm.communities`). Every statement runs in the ``tx`` the caller passes; none
 opens a transaction of its own. The statements are in
 :mod:`graphrag_orm.maintenance.knowledge_statements`.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphrag_orm.codes import HealthFinding
+from graphrag_orm.communities.service import SAMPLE_STALE, stale_communities
+from graphrag_orm.communities.statements import CommunityStatements
 from graphrag_orm.maintenance.knowledge import KnowledgeRemoval, RunStamps, ThingsRemoval
 from graphrag_orm.maintenance.knowledge_statements import KnowledgeMaintenanceStatements
 from graphrag_orm.maintenance.reports import HealthFindingItem
@@ -32,6 +35,13 @@ class KnowledgeGraphMaintenance:
     def __init__(self, model: LexicalModel, ontology: Ontology) -> None:
         self.mention = ontology.mention_type
         self.statements = KnowledgeMaintenanceStatements.render(model.names, ontology)
+        names = model.names
+        self.communities = CommunityStatements.of(
+            ontology,
+            names.community.label,
+            (names.finding.label, names.report.label),
+            (names.chunk.label, names.chunk.key),
+        )
         self._types = frozenset((ontology.mention_type, *ontology.quote_types))
 
     @property
@@ -116,4 +126,15 @@ class KnowledgeGraphMaintenance:
         )
         if stale:
             findings.append(HealthFindingItem(code=HealthFinding.STALE_FACTS, count=stale))
+        communities = await stale_communities(tx, self.communities, limit=SAMPLE_STALE)
+        if communities.stale:
+            shown = ", ".join(c.id for c in communities.communities)
+            more = communities.stale - len(communities.communities)
+            findings.append(
+                HealthFindingItem(
+                    code=HealthFinding.STALE_COMMUNITIES,
+                    count=communities.stale,
+                    detail=f"of {communities.checked}: {shown}" + (f" (and {more} more)" if more else ""),
+                )
+            )
         return findings

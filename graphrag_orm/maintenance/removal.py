@@ -18,7 +18,11 @@ transaction, in this order:
    halved and tried again, so only a single document listed by that many facts is
    refused (reported, never half-removed); then ``remove_for_documents``, before
    any chunk is deleted.
-3. **Deletes by key**, never ``DETACH DELETE``: structural links first, then chunks,
+3. **Findings retracted** (graphrag_orm.communities): every community report
+   finding whose every citation is of the batch's documents is deleted; one that
+   also cites other documents loses only those citations; a report left with no
+   finding is deleted. So no stored finding ever cites a chunk that is gone.
+4. **Deletes by key**, never ``DETACH DELETE``: structural links first, then chunks,
    sections, documents and the documents' expired leases. Each statement deletes at
    most ``page_size`` elements of each kind, and rounds repeat until every kind
    reaches the count the survey found; anything left (written meanwhile) makes the
@@ -55,6 +59,7 @@ from graphrag_orm.maintenance.ownership import Ownership, merge_stamps, stamps_f
 from graphrag_orm.maintenance.removal_statements import (
     NODE_KINDS,
     RemovalStatements,
+    RetractionStatements,
     delete_communities,
     delete_reports,
 )
@@ -94,6 +99,8 @@ class RemovalTotals:
     runs: int = 0
     communities: int = 0
     reports: int = 0
+    findings_retracted: int = 0
+    findings_trimmed: int = 0
     batches: int = 0
     refused: list[str] = field(default_factory=list)
     #: Called with these totals after each committed batch (a caller's progress).
@@ -107,6 +114,9 @@ class RemovalTotals:
         self.leases += result.leases
         self.facts += result.facts
         self.facts_updated += result.facts_updated
+        self.findings_retracted += result.findings_retracted
+        self.findings_trimmed += result.findings_trimmed
+        self.reports += result.reports
         self.batches += 1
         if self.listener is not None:
             self.listener(self)
@@ -131,6 +141,11 @@ class BatchResult:
     leases: int = 0
     facts: int = 0
     facts_updated: int = 0
+    #: Community report findings deleted (every citation was of the batch) and trimmed (some were).
+    findings_retracted: int = 0
+    findings_trimmed: int = 0
+    #: Community reports deleted, left with no finding.
+    reports: int = 0
 
 
 def plan_batches(
@@ -227,6 +242,7 @@ class BatchRemover:
         #: Relationship types a removal may find on lexical nodes: the layout's, then the extension's.
         self.allowed_types = (*names.structural_types, *knowledge_types)
         self.statements = RemovalStatements.render(names, knowledge_types)
+        self.retraction = RetractionStatements.render(names)
         self.community_label = names.community.label
         self.report_labels = (names.finding.label, names.report.label)
 
@@ -343,6 +359,7 @@ class BatchRemover:
             removed = await self.knowledge.remove_for_documents(tx, ids, chunk_ids, self.page_size)
             knowledge_links = removed.mentions + removed.quotes
             facts, facts_updated = removed.facts_deleted, removed.facts_updated
+        retracted, trimmed, reports = await self._retract_findings(tx, ids)
         links = await self._delete_in_rounds(tx, self.statements.link_kinds, survey.expected, ids)
         nodes = await self._delete_in_rounds(tx, NODE_KINDS, survey.expected, ids)
         return BatchResult(
@@ -353,6 +370,29 @@ class BatchRemover:
             leases=nodes["leases"],
             facts=facts,
             facts_updated=facts_updated,
+            findings_retracted=retracted,
+            findings_trimmed=trimmed,
+            reports=reports,
+        )
+
+    async def _retract_findings(self, tx: Queries, ids: list[str]) -> tuple[int, int, int]:
+        """Retract the findings the batch's documents alone supported, trim the others that cite them,
+        and delete the reports left with no finding; (retracted, trimmed, reports deleted)."""
+        st = self.retraction
+        per_report: dict[str, dict[str, int]] = {}
+        for statement, column in ((st.retract, "retracted"), (st.trim, "trimmed")):
+            found = await tx.run(statement, {"ids": ids}, name=f"maintenance.remove.findings_{column}")
+            for row in found:
+                counts = per_report.setdefault(str(row["report"]), {"retracted": 0, "trimmed": 0})
+                counts[column] += int(row["findings"])
+        if not per_report:
+            return 0, 0, 0
+        rows = [{"id": report, **counts} for report, counts in sorted(per_report.items())]
+        settled = await tx.run(st.settle, {"rows": rows}, name="maintenance.remove.reports_settle")
+        return (
+            sum(counts["retracted"] for counts in per_report.values()),
+            sum(counts["trimmed"] for counts in per_report.values()),
+            int(settled.value("dropped", 0)),
         )
 
     async def _delete_in_rounds(

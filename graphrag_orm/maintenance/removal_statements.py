@@ -11,9 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from graphrag_orm.models import HAS_FINDING
 from graphrag_orm.store import StoredNames
 
-__all__ = ["NODE_KINDS", "SOURCE_KINDS", "RemovalStatements", "delete_communities", "delete_reports"]
+__all__ = [
+    "NODE_KINDS",
+    "SOURCE_KINDS",
+    "RemovalStatements",
+    "RetractionStatements",
+    "delete_communities",
+    "delete_reports",
+]
 
 
 def delete_communities(label: str) -> str:
@@ -24,6 +32,50 @@ def delete_communities(label: str) -> str:
 def delete_reports(finding_label: str, report_label: str) -> tuple[str, str]:
     """``$page`` community report findings, then ``$page`` reports, deleted with their links; ``removed``."""
     return delete_communities(finding_label), delete_communities(report_label)
+
+
+@dataclass(frozen=True)
+class RetractionStatements:
+    """A removal's retraction of the community findings (graphrag_orm.communities) its documents supported.
+
+    A finding stores its citations as parallel lists (``chunkIds``, ``documentIds``,
+    ``startBytes``, ``endBytes``, ``quotes``); a chunk is gone exactly when its document
+    is, so ``$ids`` (the batch's document ids) name the citations that go.
+    """
+
+    #: ``$ids``: delete every finding whose every citation is of those documents; per ``report``, ``findings``.
+    retract: str
+    #: ``$ids``: drop those documents' citations from findings that keep others; per ``report``, ``findings``.
+    trim: str
+    #: ``$rows`` (``id``, ``retracted``, ``trimmed``): count them on each report, recount its findings,
+    #: delete a report left with none; ``dropped``.
+    settle: str
+
+    @classmethod
+    def render(cls, names: StoredNames) -> RetractionStatements:
+        finding, report = names.finding.label, names.report.label
+        lists = ("chunkIds", "documentIds", "startBytes", "endBytes", "quotes")
+        kept = ", ".join(f"f.{name} = [i IN keep | f.{name}[i]]" for name in lists)
+        return cls(
+            retract=(
+                f"MATCH (f:{finding}) WHERE size(f.documentIds) > 0 AND all(d IN f.documentIds WHERE d IN $ids) "
+                "WITH f, f.reportId AS report CALL (f) { DETACH DELETE f } "
+                "RETURN report, count(*) AS findings"
+            ),
+            trim=(
+                f"MATCH (f:{finding}) WHERE any(d IN f.documentIds WHERE d IN $ids) "
+                "AND any(d IN f.documentIds WHERE NOT d IN $ids) "
+                "WITH f, [i IN range(0, size(f.documentIds) - 1) WHERE NOT f.documentIds[i] IN $ids] AS keep "
+                f"SET {kept} RETURN f.reportId AS report, count(*) AS findings"
+            ),
+            settle=(
+                f"UNWIND $rows AS row MATCH (r:{report} {{id: row.id}}) "
+                f"WITH r, row, COUNT {{ (r)-[:{HAS_FINDING}]->(:{finding}) }} AS left "
+                "SET r.findings = left, r.retracted = coalesce(r.retracted, 0) + row.retracted, "
+                "r.trimmed = coalesce(r.trimmed, 0) + row.trimmed "
+                "WITH r, left WHERE left = 0 CALL (r) { DETACH DELETE r } RETURN count(*) AS dropped"
+            ),
+        )
 
 
 #: Nodes a batch deletes, after every link: in this order.

@@ -71,8 +71,13 @@ class RemovalReport(Value):
     extension, mentions and quotes. ``facts`` counts facts deleted (left with no
     document) and ``facts_updated`` facts that only lost documents from their list.
     ``runs`` counts ``IngestionRun`` nodes a reset removed because nothing names them
-    any more, and ``communities`` and ``reports`` the communities and community reports a reset of
-    everything removed. ``refused`` lists documents left in place because more facts list each of
+    any more, and ``communities`` the communities a reset of everything removed.
+
+    Community reports stay true as documents go (graphrag_orm.communities): in each batch's
+    transaction, ``findings_retracted`` counts report findings deleted because every one of
+    their citations was of a removed document, ``findings_trimmed`` findings that kept other
+    citations and lost only those, and ``reports`` the reports deleted because no finding was
+    left (and, by a reset of everything, every report). ``refused`` lists documents left in place because more facts list each of
     them alone than one batch may update (``limits_reached`` then names
     ``MaxFactUpdates``); ``not_found`` lists requested ids with nothing stored under them.
     """
@@ -88,6 +93,8 @@ class RemovalReport(Value):
     runs: int = 0
     communities: int = 0
     reports: int = 0
+    findings_retracted: int = 0
+    findings_trimmed: int = 0
     batches: int = 0
     refused: tuple[str, ...] = ()
     not_found: tuple[str, ...] = ()
@@ -96,11 +103,16 @@ class RemovalReport(Value):
 
 
 class RemovalPreview(Value):
-    """What a reset would remove, counted by reading only: documents, sections and chunks."""
+    """What a reset would remove, counted by reading only: documents, sections and chunks,
+    and the community report findings it would retract or trim and the reports it would delete
+    (see :class:`RemovalReport`)."""
 
     documents: int
     sections: int
     chunks: int
+    findings_retracted: int = 0
+    findings_trimmed: int = 0
+    reports: int = 0
 
 
 class StaleRunsReport(Value):

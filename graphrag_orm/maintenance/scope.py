@@ -144,11 +144,19 @@ class ScopeReader:
         return {str(row["run"]): int(row["documents"]) for row in carried}
 
     async def preview(self, scope: ResetScope) -> RemovalPreview:
-        """Documents, sections and chunks ``reset(scope)`` would remove, counted by reading only."""
+        """Documents, sections and chunks ``reset(scope)`` would remove, and the report findings it
+        would retract or trim and the reports it would delete, counted by reading only."""
         if scope.is_everything:
             result = await self.store.read(self.statements.preview_everything, name="maintenance.preview")
         else:
             parameters = {"runs": list(scope.run_ids or ()), "ids": list(scope.document_ids or ())}
             result = await self.store.read(self.statements.preview_scope, parameters, name="maintenance.preview")
         row = result.records[0]
-        return RemovalPreview(documents=int(row["documents"]), sections=int(row["sections"]), chunks=int(row["chunks"]))
+        return RemovalPreview(
+            documents=int(row["documents"]),
+            sections=int(row["sections"]),
+            chunks=int(row["chunks"]),
+            findings_retracted=int(row["findingsRetracted"]),
+            findings_trimmed=int(row["findingsTrimmed"]),
+            reports=int(row["reports"]),
+        )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from graphrag_orm.models import HAS_FINDING
 from graphrag_orm.store import StoredNames
 
 __all__ = ["ScopeStatements", "orphan_chunk", "orphan_section"]
@@ -55,7 +56,8 @@ class ScopeStatements:
     run_documents: str
     #: What a reset of everything removes: ``documents``, ``sections``, ``chunks``.
     preview_everything: str
-    #: What a reset of ``$runs`` and ``$ids`` removes: ``documents``, ``sections``, ``chunks``.
+    #: What a reset of ``$runs`` and ``$ids`` removes: ``documents``, ``sections``, ``chunks``, and the
+    #: report findings retracted (``findingsRetracted``) and trimmed (``findingsTrimmed``), ``reports`` deleted.
     preview_scope: str
 
     @classmethod
@@ -65,6 +67,9 @@ class ScopeStatements:
         chunk, chunk_doc, end = names.chunk.label, names.chunk.stored("document_id"), names.chunk.stored("end_byte")
         section, section_doc = names.section.label, names.section.stored("document_id")
         run_label, run_key, run = names.run.label, names.run.key, names.run_id
+        finding, report = names.finding.label, names.report.label
+        # A finding every citation of which is of the scope's documents (the retraction's test).
+        gone = "(size(f.documentIds) > 0 AND all(d IN f.documentIds WHERE d IN ids))"
         page = f"RETURN d.{key} AS id, coalesce(d.{length}, 0) AS bytes ORDER BY id LIMIT $page"
         # From degrees, without expanding: relationships of the node not of an allowed type.
         other = f"COUNT {{ (x)--() }} - COUNT {{ (x)-[:{'|'.join(allowed_types)}]-() }}"
@@ -113,7 +118,9 @@ class ScopeStatements:
             preview_everything=(
                 f"RETURN COUNT {{ MATCH (d:{doc}) }} AS documents, "
                 f"COUNT {{ MATCH (s:{section}) WHERE s.{section_doc} IS NOT NULL }} AS sections, "
-                f"COUNT {{ MATCH (c:{chunk}) WHERE c.{chunk_doc} IS NOT NULL }} AS chunks"
+                f"COUNT {{ MATCH (c:{chunk}) WHERE c.{chunk_doc} IS NOT NULL }} AS chunks, "
+                f"COUNT {{ MATCH (f:{finding}) }} AS findingsRetracted, 0 AS findingsTrimmed, "
+                f"COUNT {{ MATCH (r:{report}) }} AS reports"
             ),
             preview_scope=(
                 f"CALL () {{ MATCH (d:{doc}) WHERE d.{run} IN $runs RETURN d.{key} AS id "
@@ -121,6 +128,12 @@ class ScopeStatements:
                 "WITH collect(id) AS ids "
                 f"RETURN COUNT {{ MATCH (d:{doc}) WHERE d.{key} IN ids }} AS documents, "
                 f"COUNT {{ MATCH (s:{section}) WHERE s.{section_doc} IN ids }} AS sections, "
-                f"COUNT {{ MATCH (c:{chunk}) WHERE c.{chunk_doc} IN ids }} AS chunks"
+                f"COUNT {{ MATCH (c:{chunk}) WHERE c.{chunk_doc} IN ids }} AS chunks, "
+                f"COUNT {{ MATCH (f:{finding}) WHERE {gone} }} AS findingsRetracted, "
+                f"COUNT {{ MATCH (f:{finding}) WHERE any(d IN f.documentIds WHERE d IN ids) AND NOT {gone} }} "
+                "AS findingsTrimmed, "
+                f"COUNT {{ MATCH (r:{report})-[:{HAS_FINDING}]->(:{finding}) WITH DISTINCT r "
+                f"WHERE NOT EXISTS {{ MATCH (r)-[:{HAS_FINDING}]->(f:{finding}) WHERE NOT {gone} }} RETURN r }} "
+                "AS reports"
             ),
         )

@@ -311,6 +311,8 @@ class MaintenanceService:
             runs=totals.runs,
             communities=totals.communities,
             reports=totals.reports,
+            findings_retracted=totals.findings_retracted,
+            findings_trimmed=totals.findings_trimmed,
             batches=totals.batches,
             refused=tuple(totals.refused),
             not_found=not_found,

@@ -1,4 +1,4 @@
-"""``graphrag-orm communities build|list`` as a user runs them, over the recall wiki's knowledge graph."""
+"""``graphrag-orm communities build|refresh|reports|list`` as a user runs them, over the recall wiki's knowledge graph."""
 
 from __future__ import annotations
 
@@ -55,6 +55,24 @@ def test_build_then_list_prints_the_same_communities(wiki: None) -> None:
     assert "limit reached CommunityFacts (2)" in shown
 
 
+def test_refresh_keeps_the_reports_of_what_did_not_change_and_writes_the_others(wiki: None) -> None:
+    built = json.loads(cli("communities", "build", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    total = built["reports"]["reports"]
+    same = json.loads(cli("communities", "refresh", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    assert (same["reportsKept"], same["reportsRemoved"], same["reports"]["reports"]) == (total, 0, 0)
+    assert same["communities"] == built["communities"]
+    listed = json.loads(cli("communities", "list", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    document = listed["reports"]["reports"][0]["findings"][0]["citations"][0]["documentId"]
+    cli("remove", document, *ONTOLOGY, env=ENV, check=True)
+    stale = cli("check", *ONTOLOGY, env=ENV)
+    assert stale.returncode == 1 and "stale-communities" in stale.stdout
+    shown = cli("communities", "refresh", *ONTOLOGY, env=ENV, check=True).stdout
+    assert "reports kept:" in shown and "cited findings by extractive-stand-in" in shown
+    after = json.loads(cli("communities", "refresh", *ONTOLOGY, "--json", env=ENV, check=True).stdout)
+    assert after["reportsRemoved"] == 0 and after["reports"]["reports"] == 0, "a second refresh keeps everything"
+    assert "stale-communities" not in cli("check", *ONTOLOGY, env=ENV).stdout
+
+
 def test_build_without_an_ontology_or_with_a_bound_out_of_range_is_refused_with_a_code(graph: None) -> None:
     missing = cli("communities", "build")
     assert missing.returncode == 1 and "invalid-option" in missing.stderr and "Traceback" not in missing.stderr
@@ -79,6 +97,15 @@ def test_ask_global_answers_from_the_reports_or_refuses_with_a_code(wiki: None) 
     assert asked.returncode == 0 and "supplied by Kestrel Components" in answer["answer"] and answer["citations"]
     shown = cli("ask", "Which parts are supplied by Kestrel Components?", "--global", *ONTOLOGY, env=ENV).stdout
     assert answer["citations"][0]["quote"][:40] in shown
+    # Removing a cited document retracts, in its transaction, the findings it alone supported.
+    removed_document = answer["citations"][0]["documentId"]
+    removed = cli("remove", removed_document, *ONTOLOGY, env=ENV, check=True).stdout
+    assert "community reports:" in removed and "retracted" in removed and "0 findings retracted" not in removed
+    again = json.loads(
+        cli("ask", "Which parts are supplied by Kestrel Components?", "--global", *ONTOLOGY, "--json", env=ENV).stdout
+    )
+    assert removed_document not in {citation["documentId"] for citation in again["citations"]}
+    assert again["findingsDropped"] == 0
     refused = cli("ask", "When did the saffron fair open?", "--global", *ONTOLOGY, env=ENV)
     assert refused.returncode == 2 and "no-relevant-finding" in refused.stdout
     missing = cli("ask", "Which parts?", "--global", env=ENV)
