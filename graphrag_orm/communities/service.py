@@ -33,8 +33,8 @@ from graphrag_orm.values import Limit
 __all__ = [
     "DEFAULT_LISTED_COMMUNITIES",
     "MAX_LISTED_COMMUNITIES",
-    "SAMPLE_STALE",
-    "STALE_PAGE",
+    "MAX_STALE_PAGE",
+    "MAX_STALE_SAMPLE",
     "CommunityService",
     "stale_communities",
 ]
@@ -42,9 +42,9 @@ __all__ = [
 DEFAULT_LISTED_COMMUNITIES = 100
 MAX_LISTED_COMMUNITIES = 10_000
 #: Communities compared with the graph per read by the staleness check.
-STALE_PAGE = 500
+MAX_STALE_PAGE = 500
 #: Stale community ids the health report names.
-SAMPLE_STALE = 5
+MAX_STALE_SAMPLE = 5
 #: Rows per UNWIND statement of a build's writes.
 MAX_COMMUNITY_WRITE_ROWS = 5_000
 
@@ -224,7 +224,7 @@ class CommunityService:
 async def stale_communities(
     reader: Queries, statements: CommunityStatements, *, limit: int = DEFAULT_LISTED_COMMUNITIES
 ) -> CommunityStaleness:
-    """Compare every stored community with the graph now, :data:`STALE_PAGE` per read; reads only.
+    """Compare every stored community with the graph now, :data:`MAX_STALE_PAGE` per read; reads only.
 
     Recomputed on read, not marked by each writer: a community's stored fingerprint (its
     members and the facts among them, with their documents) is computed again from its
@@ -244,7 +244,7 @@ async def stale_communities(
     while True:
         page = list(
             await reader.run(
-                statements.stored_page, {"after": after, "page": STALE_PAGE}, name="communities.stale.stored"
+                statements.stored_page, {"after": after, "page": MAX_STALE_PAGE}, name="communities.stale.stored"
             )
         )
         if not page:
@@ -261,7 +261,7 @@ async def stale_communities(
             if changed or unplaced:
                 level = int(stored[row["id"]]["level"])
                 found.append(StaleCommunity(id=row["id"], level=level, fingerprint_changed=changed, unplaced=unplaced))
-        if len(page) < STALE_PAGE:
+        if len(page) < MAX_STALE_PAGE:
             break
         after = str(page[-1]["id"])
     found.sort(key=lambda community: (community.level, community.id))

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphrag_orm.codes import HealthFinding
-from graphrag_orm.communities.service import SAMPLE_STALE, stale_communities
-from graphrag_orm.communities.statements import CommunityStatements
 from graphrag_orm.maintenance.knowledge import KnowledgeRemoval, RunStamps, ThingsRemoval
 from graphrag_orm.maintenance.knowledge_statements import KnowledgeMaintenanceStatements
 from graphrag_orm.maintenance.reports import HealthFindingItem
@@ -36,6 +34,9 @@ class KnowledgeGraphMaintenance:
         self.mention = ontology.mention_type
         self.statements = KnowledgeMaintenanceStatements.render(model.names, ontology)
         names = model.names
+        # Imported here: the communities package loads only for a graph with an ontology.
+        from graphrag_orm.communities.statements import CommunityStatements
+
         self.communities = CommunityStatements.of(
             ontology,
             names.community.label,
@@ -126,7 +127,9 @@ class KnowledgeGraphMaintenance:
         )
         if stale:
             findings.append(HealthFindingItem(code=HealthFinding.STALE_FACTS, count=stale))
-        communities = await stale_communities(tx, self.communities, limit=SAMPLE_STALE)
+        from graphrag_orm.communities.service import MAX_STALE_SAMPLE, stale_communities
+
+        communities = await stale_communities(tx, self.communities, limit=MAX_STALE_SAMPLE)
         if communities.stale:
             shown = ", ".join(c.id for c in communities.communities)
             more = communities.stale - len(communities.communities)
