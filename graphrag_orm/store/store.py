@@ -36,9 +36,7 @@ benchmarks' statement counts use them; nothing patches the driver.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +50,7 @@ from neo4j.exceptions import DriverError, Neo4jError, TransientError
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import StoreNotConnected
+from graphrag_orm.store.plans import OTHER_CLASSIFICATIONS, Plan, UnknownName, noticed, plan_of
 
 __all__ = [
     "DEFAULT_WRITE_ATTEMPTS",
@@ -152,72 +151,6 @@ class Result:
         return [record[key] for record in self.records]
 
 
-@dataclass(frozen=True)
-class UnknownName:
-    """A name a statement uses that the database has never held (the server's notice)."""
-
-    #: ``label``, ``relationship type`` or ``property``.
-    kind: str
-    name: str
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What EXPLAIN says of one statement, which it does not run."""
-
-    #: ``r`` (read only), ``rw``, ``w`` or ``s`` (schema), as the server reports it.
-    query_type: str | None
-    #: Every operator of the plan tree, depth first, without the ``@database`` suffix.
-    operators: tuple[str, ...]
-    #: The names the database has never held, in the server's order; read only in a
-    #: transaction of ``read_work(..., notices=True)`` (empty otherwise).
-    unknown: tuple[UnknownName, ...] = ()
-
-
-#: The server's GQL status for a name the database has never held, by what it names.
-_UNKNOWN_STATUSES = {"01N50": "label", "01N51": "relationship type", "01N52": "property"}
-#: The first back-quoted name of a notice's description ("The label `Bikez` does not exist ...").
-_QUOTED_NAME = re.compile(r"`((?:[^`]|``)+)`")
-#: Everything but the notices of unknown names, which a noticed session asks for.
-_OTHER_CLASSIFICATIONS = tuple(
-    item for item in neo4j.NotificationDisabledClassification if item.value != "UNRECOGNIZED"
-)
-#: Set while a noticed session works: the driver logs each notice with the statement's
-#: text (``neo4j.notifications``), which the toolkit never lets reach a log.
-_NOTICED: contextvars.ContextVar[bool] = contextvars.ContextVar("graphrag_orm_noticed", default=False)
-
-
-class _DropNoticedRecords(logging.Filter):
-    """Drops the driver's records of notices in a noticed session (they quote the statement)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not _NOTICED.get()
-
-
-logging.getLogger("neo4j.notifications").addFilter(_DropNoticedRecords())
-
-
-def _unknown_names(summary: Any) -> tuple[UnknownName, ...]:
-    found: list[UnknownName] = []
-    for status in getattr(summary, "gql_status_objects", None) or ():
-        kind = _UNKNOWN_STATUSES.get(str(getattr(status, "gql_status", "")))
-        matched = _QUOTED_NAME.search(str(getattr(status, "status_description", "") or ""))
-        if kind is not None and matched is not None:
-            name = UnknownName(kind, matched.group(1).replace("``", "`"))
-            if name not in found:
-                found.append(name)
-    return tuple(found)
-
-
-def _operators(plan: Mapping[str, Any] | None) -> Iterator[str]:
-    if not plan:
-        return
-    operator = str(plan.get("operatorType") or "")
-    yield operator.split("@", 1)[0]
-    for child in plan.get("children") or ():
-        yield from _operators(child)
-
-
 class Queries(Protocol):
     """Something that runs statements: a :class:`StoreTransaction`, or a store's reader."""
 
@@ -309,7 +242,7 @@ class StoreTransaction:
             self._store._emit(name, self.mode, began, 0, {}, type(error).__name__)
             raise
         self._store._emit(name, self.mode, began, 0, {}, None)
-        return Plan(summary.query_type, tuple(_operators(summary.plan)), _unknown_names(summary))
+        return plan_of(summary)
 
 
 class _Reader:
@@ -398,7 +331,7 @@ class Store:
         extra: dict[str, Any] = {} if fetch_size is None else {"fetch_size": fetch_size}
         if notices:  # the driver has them off; this session asks for unknown names only
             extra["notifications_min_severity"] = "WARNING"
-            extra["notifications_disabled_classifications"] = list(_OTHER_CLASSIFICATIONS)
+            extra["notifications_disabled_classifications"] = list(OTHER_CLASSIFICATIONS)
         return self.driver.session(
             database=self.database,
             default_access_mode=neo4j.READ_ACCESS if mode is AccessMode.READ else neo4j.WRITE_ACCESS,
@@ -467,8 +400,7 @@ class Store:
         unless given); the server computes no more of a statement's records ahead of the
         reader than that. ``notices``: the server reports the names a statement uses that
         the database has never held (:attr:`Plan.unknown` of an EXPLAIN)."""
-        noticed = _NOTICED.set(True) if notices else None
-        try:
+        with noticed(notices):
             async with self._session(AccessMode.READ, fetch_size, notices) as session:
                 if not retry:
                     async with await session.begin_transaction(timeout=timeout) as tx:
@@ -479,9 +411,6 @@ class Store:
 
                 function = neo4j.unit_of_work(timeout=timeout)(managed) if timeout is not None else managed
                 return await session.execute_read(function)
-        finally:
-            if noticed is not None:
-                _NOTICED.reset(noticed)
 
     async def write(
         self,

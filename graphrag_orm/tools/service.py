@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Final
 from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field
 
+from graphrag_orm.citations import Citation
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import GraphRagError
 from graphrag_orm.knowledge import KnowledgeReads
@@ -66,7 +67,7 @@ from graphrag_orm.tools.values import (
     ToolThings,
 )
 from graphrag_orm.tracing import SpanName, SpanRecorder, span
-from graphrag_orm.values import Options
+from graphrag_orm.values import Limit, Options
 
 if TYPE_CHECKING:
     from graphrag_orm.facade import GraphRag
@@ -266,17 +267,8 @@ class GraphRagTools:
         answers = self.rag.answers
         assert answers is not None  # offered only with a chat client
         answer = await answers.answer(arguments["question"], retrieval=self.retrieval)
-        limits = answer.evidence.limits_reached
-        if not answer.answered:
-            reason = str(answer.reason)
-            value = ToolAnswer(answered=False, reason=reason, note=REFUSAL_NOTE, limits_reached=limits)
-            return _Outcome(value, code=reason)
-        evidence = tuple(
-            ToolEvidence(document_id=c.document_id, chunk_id=c.chunk_id, start_byte=c.start_byte, end_byte=c.end_byte)
-            for c in answer.citations
-        )
-        value = ToolAnswer(answered=True, text=answer.text, citations=answer.citations, limits_reached=limits)
-        return _Outcome(value, evidence)
+        refused = None if answer.answered else str(answer.reason)
+        return _answer_outcome(answer.text, answer.citations, refused, answer.evidence.limits_reached)
 
     async def _search(self, arguments: dict[str, Any]) -> _Outcome:
         options = self.retrieval.model_copy(update={"max_items": arguments["limit"]})
@@ -332,17 +324,8 @@ class GraphRagTools:
         corpus = self.rag.global_answers
         assert corpus is not None  # offered only with an ontology
         answer = await corpus.answer(arguments["question"], scope=self.scope)
-        limits = answer.limits_reached
-        if answer.refused is not None:
-            reason = str(answer.refused)
-            value = ToolAnswer(answered=False, reason=reason, note=REFUSAL_NOTE, limits_reached=limits)
-            return _Outcome(value, code=reason)
-        evidence = tuple(
-            ToolEvidence(document_id=c.document_id, chunk_id=c.chunk_id, start_byte=c.start_byte, end_byte=c.end_byte)
-            for c in answer.citations
-        )
-        value = ToolAnswer(answered=True, text=answer.answer, citations=answer.citations, limits_reached=limits)
-        return _Outcome(value, evidence)
+        refused = None if answer.refused is None else str(answer.refused)
+        return _answer_outcome(answer.answer, answer.citations, refused, answer.limits_reached)
 
     def _offered(self, name: object) -> ToolName | None:
         if not isinstance(name, str):
@@ -379,6 +362,20 @@ class GraphRagTools:
             code=code,
             elapsed_ms=round((time.perf_counter() - began) * 1000, 3),
         )
+
+
+def _answer_outcome(
+    text: str | None, citations: tuple[Citation, ...], refused: str | None, limits: tuple[Limit, ...]
+) -> _Outcome:
+    """An answer tool's result: the text and its located citations (their spans as evidence), or the refusal."""
+    if refused is not None:
+        value = ToolAnswer(answered=False, reason=refused, note=REFUSAL_NOTE, limits_reached=limits)
+        return _Outcome(value, code=refused)
+    evidence = tuple(
+        ToolEvidence(document_id=c.document_id, chunk_id=c.chunk_id, start_byte=c.start_byte, end_byte=c.end_byte)
+        for c in citations
+    )
+    return _Outcome(ToolAnswer(answered=True, text=text, citations=citations, limits_reached=limits), evidence)
 
 
 def _shown(name: object) -> str:

@@ -28,8 +28,8 @@ from typer.testing import CliRunner
 from graphrag_orm.cli import app
 from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.embeddings.base import embed_questions
+from graphrag_orm.embeddings.cards import BGE_SMALL, E5_SMALL, LOCAL_MODELS, MINILM, LocalModel, MavenJar
 from graphrag_orm.embeddings.fetch import fetch_model
-from graphrag_orm.embeddings.local import BGE_SMALL, E5_SMALL, LOCAL_MODELS, MINILM, LocalModel, MavenJar
 from graphrag_orm.environment import embedding_set_from_env
 from graphrag_orm.errors import ConfigurationError
 
