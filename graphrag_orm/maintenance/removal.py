@@ -63,6 +63,7 @@ from graphrag_orm.maintenance.removal_statements import (
     delete_communities,
     delete_reports,
 )
+from graphrag_orm.maintenance.retraction import retract_findings
 from graphrag_orm.maintenance.scope import DocumentSize
 from graphrag_orm.store import Queries, Store, StoredNames, StoreTransaction
 
@@ -359,7 +360,7 @@ class BatchRemover:
             removed = await self.knowledge.remove_for_documents(tx, ids, chunk_ids, self.page_size)
             knowledge_links = removed.mentions + removed.quotes
             facts, facts_updated = removed.facts_deleted, removed.facts_updated
-        retracted, trimmed, reports = await self._retract_findings(tx, ids)
+        retracted, trimmed, reports = await retract_findings(tx, self.retraction, ids)
         links = await self._delete_in_rounds(tx, self.statements.link_kinds, survey.expected, ids)
         nodes = await self._delete_in_rounds(tx, NODE_KINDS, survey.expected, ids)
         return BatchResult(
@@ -373,26 +374,6 @@ class BatchRemover:
             findings_retracted=retracted,
             findings_trimmed=trimmed,
             reports=reports,
-        )
-
-    async def _retract_findings(self, tx: Queries, ids: list[str]) -> tuple[int, int, int]:
-        """Retract the findings the batch's documents alone supported, trim the others that cite them,
-        and delete the reports left with no finding; (retracted, trimmed, reports deleted)."""
-        st = self.retraction
-        per_report: dict[str, dict[str, int]] = {}
-        for statement, column in ((st.retract, "retracted"), (st.trim, "trimmed")):
-            found = await tx.run(statement, {"ids": ids}, name=f"maintenance.remove.findings_{column}")
-            for row in found:
-                counts = per_report.setdefault(str(row["report"]), {"retracted": 0, "trimmed": 0})
-                counts[column] += int(row["findings"])
-        if not per_report:
-            return 0, 0, 0
-        rows = [{"id": report, **counts} for report, counts in sorted(per_report.items())]
-        settled = await tx.run(st.settle, {"rows": rows}, name="maintenance.remove.reports_settle")
-        return (
-            sum(counts["retracted"] for counts in per_report.values()),
-            sum(counts["trimmed"] for counts in per_report.values()),
-            int(settled.value("dropped", 0)),
         )
 
     async def _delete_in_rounds(
