@@ -49,6 +49,7 @@ from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.embeddings.base import embed_questions
 from graphrag_orm.embeddings.local import DEFAULT_MODEL
+from graphrag_orm.embeddings.windows import LONG_TEXTS
 from graphrag_orm.evaluation import Evaluator, load_cases
 from graphrag_orm.evaluation.cases import EvalCase
 from graphrag_orm.evaluation.metrics import score_case
@@ -221,13 +222,16 @@ async def main(args: argparse.Namespace) -> str:
     cases = load_cases(DEVSET / "cases.jsonl")
     counts = {kind: sum(1 for c in cases if kind_of(c.id or "") == kind) for kind in KINDS}
     print(f"{len(cases)} cases: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
-    embedder = LocalEmbedder(args.model, threads=args.threads)
+    embedder = LocalEmbedder(args.model, threads=args.threads, long_texts=args.long_texts)
     with BenchServer(port=args.port, home=args.home) as server:
         settings = server.settings
         driver = await open_driver(settings)
         store = Store(driver, database=settings.database)
         try:
-            print(f"server: Neo4j {await server_version(store)} at {settings.uri}; embedder {embedder.model_name}")
+            print(
+                f"server: Neo4j {await server_version(store)} at {settings.uri}; "
+                f"embedder {embedder.model_name} (long texts: {embedder.long_texts})"
+            )
             await ingest(store, embedder)
             await throughput(store, embedder)
             model = for_layout(Layout.DEFAULT)
@@ -264,7 +268,7 @@ async def main(args: argparse.Namespace) -> str:
 
 
 def finish(rows: Sequence[tuple[str, dict[str, dict[str, float | int]]]], embedder: LocalEmbedder) -> str:
-    table = f"embedder: {embedder.model_name}\n\n" + render(rows)
+    table = f"embedder: {embedder.model_name}, long texts: {embedder.long_texts}\n\n" + render(rows)
     print("\n" + table)
     return table
 
@@ -297,6 +301,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the local model card (graphrag-orm models list)",
     )
     parser.add_argument("--threads", type=int, default=None, help="ONNX Runtime's threads (default: its choice)")
+    parser.add_argument(
+        "--long-texts",
+        choices=LONG_TEXTS,
+        default="pool",
+        help="a chunk longer than the model's window: pooled windows (default; chunks keep the chunker's size), "
+        "or its first window only (chunks then fitted to the window)",
+    )
     parser.add_argument("--only-defaults", action="store_true", help="graphrag-orm's defaults and vector route only")
     parser.add_argument("--no-neo4j-graphrag", action="store_true", help="leave neo4j-graphrag out")
     return parser.parse_args(argv)

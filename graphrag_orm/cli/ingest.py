@@ -1,9 +1,11 @@
 """``graphrag-orm ingest PATH... [--base-uri] [--preview] [--json] [--lease-seconds] [--wait-for-leases]
 [--no-fit-chunks] [--ontology]`` and ``graphrag-orm search``.
 
-Chunks are sized to the embedder's window, counted with its own tokenizer, so no text
-goes unembedded; ``--no-fit-chunks`` keeps the chunker's own sizes, and a line then says
-how many chunks are longer than the embedder reads (embedded in part).
+No text goes unembedded: the default local model embeds a chunk longer than its window
+whole (its windows pooled), so chunks keep the chunker's sizes. With an embedder that
+reads only so much of a text (a window and no pooling), chunks are sized to that window,
+counted with its own tokenizer; ``--no-fit-chunks`` then keeps the chunker's own sizes,
+and a line says how many chunks are longer than the embedder reads (embedded in part).
 
 The exit code is 1 when a document failed, in table and ``--json`` mode alike; when
 the model endpoint is not reachable (``model-unreachable``) that is also said once on
@@ -143,8 +145,9 @@ def ingest(
     fit_chunks: bool = typer.Option(
         True,
         "--fit-chunks/--no-fit-chunks",
-        help="Size chunks to the embedder's window, counted with its tokenizer (default), or keep the chunker's "
-        "sizes and embed only the start of longer chunks (the count is printed).",
+        help="With an embedder that reads only its window of a text: size chunks to it (default), or keep the "
+        "chunker's sizes and embed only the start of longer chunks (the count is printed). The default local "
+        "model embeds long chunks whole, so it needs neither.",
     ),
     ontology: str | None = OntologyOption,
 ) -> None:

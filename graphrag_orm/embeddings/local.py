@@ -48,6 +48,7 @@ from graphrag_orm.embeddings.cards import (
     MavenJar,
 )
 from graphrag_orm.embeddings.sets import EmbeddingSet, Similarity
+from graphrag_orm.embeddings.windows import LONG_TEXTS, WINDOW_MARGIN_TOKENS, LongTexts, pool, window_spans
 from graphrag_orm.errors import ConfigurationError
 
 __all__ = [
@@ -85,6 +86,8 @@ class _Runtime(Protocol):
     def embed(self, texts: list[str]) -> tuple[list[list[float]], int]: ...
 
     def count(self, text: str) -> int: ...
+
+    def offsets(self, text: str) -> list[tuple[int, int]]: ...
 
 
 def _missing(model: LocalModel, what: str) -> ConfigurationError:
@@ -187,6 +190,9 @@ class _Onnx:
     def count(self, text: str) -> int:
         return len(self._counter.encode(text).ids)
 
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        return [tuple(span) for span in self._counter.encode(text, add_special_tokens=False).offsets]
+
     def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
         np = _numpy()
         with self._lock:
@@ -233,6 +239,10 @@ class _WordLlama:
     def count(self, text: str) -> int:
         with self._lock:
             return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        with self._lock:
+            return [tuple(span) for span in self._tokenizer.encode(text, add_special_tokens=False).offsets]
 
     def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
         with self._lock:
@@ -299,11 +309,18 @@ class LocalEmbedder:
     grouped by length so little is padded, and the vectors come back in input order,
     L2-normalised. One batch of a model runs at a time in the process; ``threads``
     sets ONNX Runtime's intra-op threads (default: its own choice, the machine's
-    cores). A text longer than ``max_input_tokens`` word pieces (256 for MiniLM) is
-    embedded from its first 256 pieces only: ingestion keeps chunks within the window
-    by default (``IngestionOptions.fit_chunks_to_embedder``), and with that off reports
-    such chunks in the receipt (``EmbedderWindow``). ``input_tokens`` of the
-    result counts the pieces read, special tokens included.
+    cores).
+
+    A text longer than the model's window (:attr:`window_tokens`: 256 word pieces for
+    MiniLM, 512 for e5 and bge) is embedded whole by default (``long_texts="pool"``):
+    cut into overlapping windows that fit, each embedded, their vectors pooled into the
+    text's one vector (:mod:`graphrag_orm.embeddings.windows`), so ``max_input_tokens``
+    is None and ingestion keeps its chunks at the chunker's size. ``long_texts="first"``
+    reads the first window only (the model's own truncation): ``max_input_tokens`` is
+    the window, ingestion then fits chunks to it by default
+    (``IngestionOptions.fit_chunks_to_embedder``) and, with that off, reports longer
+    chunks in the receipt (``EmbedderWindow``). Questions are embedded the same way.
+    ``input_tokens`` of the result counts the pieces read, special tokens included.
     """
 
     is_stand_in = False
@@ -314,6 +331,7 @@ class LocalEmbedder:
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         threads: int | None = None,
+        long_texts: LongTexts = "pool",
     ) -> None:
         spec = model if isinstance(model, LocalModel) else LOCAL_MODELS.get(model)
         if spec is None:
@@ -332,10 +350,18 @@ class LocalEmbedder:
             raise ConfigurationError(
                 ErrorCode.INVALID_OPTION, f"LocalEmbedder: threads must be from 1 to {MAX_THREADS}, not {threads!r}"
             )
+        if long_texts not in LONG_TEXTS:
+            raise ConfigurationError(
+                ErrorCode.INVALID_OPTION, f"LocalEmbedder: long_texts must be one of {LONG_TEXTS}, not {long_texts!r}"
+            )
         self.spec = spec
         self.model_name: str = spec.name
         self.dimensions: int = spec.dimensions
-        self.max_input_tokens: int | None = spec.max_input_tokens
+        #: The most word pieces the model reads at once (its card's window), None when it reads any length.
+        self.window_tokens: int | None = spec.max_input_tokens
+        self.long_texts = long_texts
+        #: The most tokens read of one text: None when long texts are pooled (every token is read).
+        self.max_input_tokens: int | None = None if long_texts == "pool" else spec.max_input_tokens
         self.batch_size = batch_size
         self.threads = threads
         self.label = f"LocalEmbedder {spec.description}, on this CPU"
@@ -378,11 +404,41 @@ class LocalEmbedder:
     async def embed(self, texts: Sequence[str]) -> EmbeddingVectors:
         """One unit vector per text (a passage: the card's passage prefix goes first), in order;
         ``input_tokens`` counts the tokens the model read."""
-        return await self._embed([self.spec.passage_prefix + text for text in texts])
+        return await self._pooled(texts, self.spec.passage_prefix)
 
     async def embed_query(self, texts: Sequence[str]) -> EmbeddingVectors:
         """One unit vector per question, with the card's query prefix (e5: ``query: ``; bge: its instruction)."""
-        return await self._embed([self.spec.query_prefix + text for text in texts])
+        return await self._pooled(texts, self.spec.query_prefix)
+
+    def window_spans(self, text: str, prefix: str | None = None) -> tuple[tuple[int, int], ...]:
+        """The character spans of ``text``'s windows (one, the whole text, when it fits or
+        ``long_texts="first"``); ``prefix`` defaults to the card's passage prefix."""
+        window = self.window_tokens
+        if self.long_texts != "pool" or window is None:
+            return ((0, len(text)),)
+        prefix = self.spec.passage_prefix if prefix is None else prefix
+        budget = max(window - self._runtime.count(prefix) - WINDOW_MARGIN_TOKENS, 1)
+        return window_spans(text, self._runtime.offsets(text), budget)
+
+    async def _pooled(self, texts: Sequence[str], prefix: str) -> EmbeddingVectors:
+        """Each text embedded whole: as one item when it fits, else its windows', pooled."""
+        if self.long_texts != "pool" or self.window_tokens is None:
+            return await self._embed([prefix + text for text in texts])
+        spans = await asyncio.to_thread(lambda: [self.window_spans(text, prefix) for text in texts])
+        if all(len(each) == 1 for each in spans):
+            return await self._embed([prefix + text for text in texts])
+        items = [prefix + text[start:end] for text, each in zip(texts, spans, strict=True) for start, end in each]
+        flat = await self._embed(items)
+        vectors: list[list[float]] = []
+        at = 0
+        for each in spans:
+            if len(each) == 1:
+                vectors.append(flat[at])
+            else:
+                weights = [self._runtime.count(items[at + index]) for index in range(len(each))]
+                vectors.append(pool(flat[at : at + len(each)], weights))
+            at += len(each)
+        return EmbeddingVectors(vectors, input_tokens=flat.input_tokens)
 
     async def _embed(self, items: list[str]) -> EmbeddingVectors:
         if not items:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_orm.chunking import Chunker
+from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.codes import LimitName
 from graphrag_orm.embeddings import EmbeddingSet, HashingEmbedder, LocalEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
@@ -147,9 +147,10 @@ async def test_default_2kib_chunks_of_a_novel_exceed_minilms_window_and_the_rece
     texts = default_chunk_texts()
     over = [text for text in texts if local.count_tokens(text) > 256]
     assert len(over) >= len(texts) // 2  # most 2 KiB chunks of prose are longer than 256 word pieces
-    embedding_set: EmbeddingSet = local.embedding_set()
+    first = LocalEmbedder(long_texts="first")  # reads a text's first window only
+    embedding_set: EmbeddingSet = first.embedding_set()
     unfitted = IngestionOptions(fit_chunks_to_embedder=False)  # the old behaviour, forced
-    ingestion = IngestionService(store, MODEL, embedding_set, local, options=unfitted)
+    ingestion = IngestionService(store, MODEL, embedding_set, first, options=unfitted)
     receipt = await ingestion.ingest([Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8"))])
     assert receipt.failed == 0 and receipt.chunks_written == len(texts)
     assert receipt.chunks_over_window == len(over)
@@ -163,11 +164,12 @@ def long_sentences() -> str:
 
 
 @needs_model
-async def test_by_default_no_chunk_exceeds_the_window_counted_with_the_models_tokenizer(
+async def test_with_a_window_no_chunk_exceeds_it_by_default_counted_with_the_models_tokenizer(
     local_schema: None, store: Store, local: LocalEmbedder
 ) -> None:
     text = long_sentences()
-    ingestion = IngestionService(store, MODEL, local.embedding_set(), local)  # default options
+    first = LocalEmbedder(long_texts="first")
+    ingestion = IngestionService(store, MODEL, first.embedding_set(), first)  # default options
     assert ingestion.options.fit_chunks_to_embedder
     source = Sources.text("long-sentences", text)
 
@@ -181,6 +183,56 @@ async def test_by_default_no_chunk_exceeds_the_window_counted_with_the_models_to
     counts = [local.count_tokens(row["text"]) for row in rows]
     assert len(counts) == receipt.chunks_written > 4 and max(counts) <= 256
     assert preview.input_tokens == sum(counts)  # the preview counted with the same tokenizer
+
+
+# Three topics, one to a window of MiniLM's 256 pieces, in one chunk of about 700 pieces.
+TOPICS = (
+    (
+        "The lighthouse keeper trimmed the lamp wick and polished the great lens every evening.",
+        "lighthouse lamp lens keeper",
+    ),
+    (
+        "The sourdough starter was fed with rye flour and water, and the loaves rose overnight.",
+        "sourdough bread baking flour",
+    ),
+    (
+        "The glacier calved icebergs into the fjord as the meltwater rivers carved the moraine.",
+        "glacier fjord iceberg ice",
+    ),
+)
+DISTRACTORS = (
+    "The library opens at nine on weekdays and lends up to twelve items to each member.",
+    "Quarterly tax returns are due at the end of the month after each quarter closes.",
+    "The football club trains on Tuesday evenings and plays its home games on Saturday.",
+    "Our bicycle shop repairs brakes, gears and wheels, and sells helmets and lights.",
+)
+
+
+@needs_model
+async def test_by_default_every_window_of_a_long_chunk_is_embedded_and_found_by_a_phrase_only_it_holds(
+    local_schema: None, store: Store, local: LocalEmbedder
+) -> None:
+    long_chunk = "".join(" ".join([sentence] * 9) + "\n" for sentence, _ in TOPICS)
+    spans = local.window_spans(long_chunk)
+    assert len(spans) == len(TOPICS) and local.count_tokens(long_chunk) > 2 * 240
+    for (sentence, _), (start, end) in zip(TOPICS, spans, strict=True):
+        assert sentence in long_chunk[start:end]  # each topic has a window of its own
+    ingestion = IngestionService(
+        store,
+        MODEL,
+        local.embedding_set(),
+        local,
+        chunker=Chunker(ChunkerOptions(max_utf8_bytes=4_096, overlap_paragraphs=0)),
+    )
+    sources = [Sources.text("three-topics", long_chunk)]
+    sources += [Sources.text(f"distractor-{n}", text) for n, text in enumerate(DISTRACTORS)]
+    receipt = await ingestion.ingest(sources)
+    assert receipt.failed == 0 and receipt.chunks_written == 1 + len(DISTRACTORS)
+    assert receipt.chunks_over_window == 0 and not receipt.limits_reached
+    retriever = Retriever(store, MODEL, local.embedding_set(), local)
+    for _, phrase in TOPICS:
+        evidence = await retriever.retrieve(phrase, Retrievers.vector().model_copy(update={"max_items": 1}))
+        assert [item.source_uri for item in evidence.items] == ["text:three-topics"], phrase
 
 
 QUESTIONS = [
@@ -197,9 +249,7 @@ async def test_local_embedder_ingests_and_the_vector_route_finds_the_answering_c
     local_schema: None, store: Store, local: LocalEmbedder
 ) -> None:
     embedding_set = local.embedding_set()
-    ingestion = IngestionService(
-        store, MODEL, embedding_set, local, options=IngestionOptions(fit_chunks_to_embedder=True)
-    )
+    ingestion = IngestionService(store, MODEL, embedding_set, local)  # default options: long chunks pooled
     sources = [
         Sources.text("alice-chapter-1", ALICE.read_text(encoding="utf-8")),
         *Sources.folder(LIBRARY, base_uri="https://example.org/library/"),
@@ -208,12 +258,12 @@ async def test_local_embedder_ingests_and_the_vector_route_finds_the_answering_c
     assert receipt.failed == 0 and receipt.ingested == 4
     assert receipt.chunks_over_window == 0
     rows = await store.read("MATCH (c:Chunk) RETURN c.text AS text", name="test.chunks")
-    assert all(local.count_tokens(row["text"]) <= 256 for row in rows)
+    assert any(local.count_tokens(row["text"]) > 256 for row in rows)  # kept at the chunker's size
 
     retriever = Retriever(store, MODEL, embedding_set, local)
     for question, phrase in QUESTIONS:
         evidence = await retriever.retrieve(question, Retrievers.vector())
-        top = [re.sub(r"\s+", " ", item.text) for item in evidence.items[:3]]
+        top = [re.sub(r"\s+", " ", item.text) for item in evidence.items[:5]]
         assert any(phrase in text for text in top), (question, [text[:80] for text in top])
 
 

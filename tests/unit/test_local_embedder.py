@@ -163,7 +163,10 @@ def local() -> LocalEmbedder:
 def test_the_default_model_is_minilm_with_384_dimensions_and_a_256_piece_window(local: LocalEmbedder) -> None:
     assert LocalEmbedder.available()
     assert local.model_name == MINILM
-    assert local.dimensions == 384 and local.max_input_tokens == 256
+    assert local.dimensions == 384 and local.window_tokens == 256
+    # Long texts are pooled over windows by default: the embedder reads every token.
+    assert local.long_texts == "pool" and local.max_input_tokens is None
+    assert LocalEmbedder(long_texts="first").max_input_tokens == 256
     assert local.batch_size == DEFAULT_BATCH_SIZE
     embedding_set = local.embedding_set()
     assert embedding_set.model == MINILM and embedding_set.dimensions == 384
@@ -205,6 +208,9 @@ async def test_local_embedder_runs_batches_of_at_most_batch_size_off_the_event_l
         def count(self, text: str) -> int:
             return runtime.count(text)
 
+        def offsets(self, text: str) -> list[tuple[int, int]]:
+            return runtime.offsets(text)
+
     embedder._loaded = Recording()
     texts = [f"sentence number {'x' * i}" for i in range(8)]
     vectors = await embedder.embed(texts)
@@ -239,11 +245,38 @@ async def test_semantic_pairs_rank_above_unrelated_texts(local: LocalEmbedder) -
 
 
 @needs_model
-async def test_a_text_past_the_window_is_embedded_from_its_first_256_pieces(local: LocalEmbedder) -> None:
+async def test_with_long_texts_first_a_text_past_the_window_is_embedded_from_its_first_256_pieces() -> None:
+    first = LocalEmbedder(long_texts="first")
     head = " ".join(["rabbit"] * 254)
-    (short,) = await local.embed([head])
-    (long,) = await local.embed([head + " and then something else entirely about bicycles " * 20])
+    (short,) = await first.embed([head])
+    (long,) = await first.embed([head + " and then something else entirely about bicycles " * 20])
     assert cosine(short, long) > 0.9999
+
+
+@needs_model
+async def test_by_default_a_long_text_is_embedded_whole_from_pooled_windows(local: LocalEmbedder) -> None:
+    head = " ".join(["rabbit"] * 254)
+    tail = " and then something else entirely about bicycles" * 40
+    spans = local.window_spans(head + tail)
+    assert len(spans) >= 3 and spans[0][0] == 0 and spans[-1][1] == len(head + tail)
+    assert all(local.count_tokens((head + tail)[start:end]) <= 256 for start, end in spans)
+    (short,) = await local.embed([head])
+    (long,) = await local.embed([head + tail])
+    (bicycles,) = await local.embed([tail])
+    assert cosine(short, long) < 0.99, "the tail past the window moved the vector"
+    assert cosine(long, bicycles) > cosine(short, bicycles)
+    # A text that fits is one window: the same vector either way.
+    fits = "The rabbit took a watch out of its waistcoat-pocket."
+    assert local.window_spans(fits) == ((0, len(fits)),)
+    (pooled,) = await local.embed([fits])
+    (first,) = await LocalEmbedder(long_texts="first").embed([fits])
+    assert cosine(pooled, first) > 0.9999
+
+
+def test_an_unknown_long_texts_is_refused() -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        LocalEmbedder(long_texts="cut")  # type: ignore[arg-type]
+    assert raised.value.code == "invalid-option"
 
 
 @needs_model
