@@ -82,6 +82,13 @@ class GlobalRefusal(StrEnum):
     NO_RELEVANT_FINDING = "no-relevant-finding"
     #: Relevant findings were found, but none of their citations is in the stored bytes now.
     CITATION_NOT_FOUND = "citation-not-found"
+    #: A chat model's map found nothing in the reports it was shown, or its reduce wrote no claim.
+    MODEL_DECLINED = "model-declined"
+    #: A chat model's reply was not the JSON asked for, or was cut at the output limit (every map
+    #: reply, or the reduce's).
+    UNREADABLE_REPLY = "unreadable-reply"
+    #: A chat model's claims cite no finding it was shown (the ids it gave were invented).
+    NO_VERIFIED_CLAIM = "no-verified-claim"
 
 
 class HealthFinding(StrEnum):
@@ -153,6 +160,10 @@ class LimitName(StrEnum):
     GLOBAL_REPORTS = "GlobalReports"
     #: A global answer kept its ``GlobalOptions.max_findings`` most relevant findings.
     GLOBAL_FINDINGS = "GlobalFindings"
+    #: A model's global answer made its ``GlobalOptions.max_map_calls`` map calls; the other reports were not shown.
+    GLOBAL_MAP_CALLS = "GlobalMapCalls"
+    #: A model's call (map or reduce) was cut to ``GlobalOptions.max_call_tokens``: findings or partial answers left out.
+    GLOBAL_CALL_TOKENS = "GlobalCallTokens"
     # text2cypher: rows, list items and text a graph answer cut
     GRAPH_QUERY_ROWS = "GraphQueryRows"
     GRAPH_QUERY_LIST_ITEMS = "GraphQueryListItems"

@@ -165,8 +165,9 @@ class GraphRag:
         self.answers: AnswersService | None
         #: Questions about the graph (Text2Cypher); None unless ``text2cypher`` options were given.
         self.graph: GraphQuestions | None
-        #: Questions about the whole corpus from the ontology's community reports (offline
-        #: map and reduce, citations verified now); None without an ontology.
+        #: Questions about the whole corpus from the ontology's community reports (map and
+        #: reduce by the chat model, or offline by word overlap when the chat client is a
+        #: stand-in or None; citations verified now); None without an ontology.
         self.global_answers: GlobalAnswers | None
         self._text2cypher = text2cypher
         # Computed now, as maintenance did when it was built here: a layout whose names
@@ -247,6 +248,8 @@ class GraphRag:
             model=self.model,
             resolver=retriever.resolve_scope,
             scope=retriever.options.scope,
+            # A stand-in (ExtractiveChat, ScriptedChat) is no model: the offline path answers.
+            chat=None if getattr(self.chat, "is_stand_in", False) else self.chat,
         )
 
     async def connect(

@@ -46,6 +46,8 @@ class SpanName(StrEnum):
     #: Adopting a graph another library wrote (apply or undo), and a re-embedding backfill page.
     ADOPT = "GraphRag.Adopt"
     REEMBED = "GraphRag.Reembed"
+    #: A question about the whole corpus from the community reports (offline, or a model's map and reduce).
+    GLOBAL_ANSWER = "GraphRag.GlobalAnswer"
 
 
 #: The only attribute names spans may carry; each holds an id, count, code, status or timing.
@@ -100,6 +102,10 @@ ALLOWED_ATTRIBUTES = frozenset(
         "graphrag.pages",
         #: backfill, complete or cleanup.
         "graphrag.phase",
+        # global answers: reports cited, findings dropped (no longer located) and invented (never shown)
+        "graphrag.reports",
+        "graphrag.findings_dropped",
+        "graphrag.findings_invented",
     }
 )
 

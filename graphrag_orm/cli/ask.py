@@ -96,7 +96,9 @@ def ask(
         [], "--scope-document", help="Answer only from these documents (id, id prefix, source URI or path)."
     ),
     global_: bool = typer.Option(
-        False, "--global", help="Answer a question about the whole corpus from the community reports (offline)."
+        False,
+        "--global",
+        help="Answer a question about the whole corpus from the community reports (by the chat model; offline by word overlap).",
     ),
     ontology: str | None = OntologyOption,
 ) -> None:
@@ -141,7 +143,8 @@ def ask(
 
 
 def _ask_global(question: str, ontology_name: str | None, as_json: bool) -> None:
-    """``ask --global``: the offline map and reduce over the community reports (graphrag_orm.communities)."""
+    """``ask --global``: the map and reduce over the community reports (graphrag_orm.communities): the
+    environment's chat model's, or offline (word overlap) with the stand-in."""
     from graphrag_orm.communities import GlobalAnswer
 
     try:
@@ -171,6 +174,13 @@ def _ask_global(question: str, ontology_name: str | None, as_json: bool) -> None
         for citation in answer.citations:
             table.add_row(citation.document_id[:12], f"{citation.start_byte}-{citation.end_byte}", Text(citation.quote))
         console.print(table)
+    if not as_json and answer.calls:
+        console.print(
+            f"[dim]by {escape(answer.writer)}: {answer.calls} calls, {answer.findings_shown} findings shown, "
+            f"{answer.findings_dropped} dropped (no longer located), {answer.findings_invented} invented ids, "
+            f"{answer.unreadable_replies} unreadable replies[/]",
+            soft_wrap=True,
+        )
     for limit in answer.limits_reached:
         console.print(f"[yellow]limit reached[/] {limit.name} ({limit.value:,})")
     if answer.refused is not None:

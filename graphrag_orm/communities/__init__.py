@@ -8,8 +8,14 @@ from graphrag_orm.communities.detection import (
     GraphFact,
     detect,
 )
-from graphrag_orm.communities.global_answers import GLOBAL_NOTE, GlobalAnswer, GlobalAnswers, GlobalOptions
-from graphrag_orm.communities.options import CommunityOptions, ReportOptions
+from graphrag_orm.communities.global_answers import (
+    GLOBAL_NOTE,
+    OFFLINE_WRITER,
+    GlobalAnswer,
+    GlobalAnswers,
+    GlobalClaim,
+)
+from graphrag_orm.communities.options import CommunityOptions, GlobalOptions, ReportOptions
 from graphrag_orm.communities.reports import ReportService
 from graphrag_orm.communities.service import CommunityService
 from graphrag_orm.communities.values import (
@@ -40,6 +46,7 @@ __all__ = [
     "COMMUNITIES_EXTRA_MISSING",
     "EXTRACTIVE_WRITER",
     "GLOBAL_NOTE",
+    "OFFLINE_WRITER",
     "ChatReportWriter",
     "CommunitiesBuilt",
     "Community",
@@ -56,6 +63,7 @@ __all__ = [
     "FindingFound",
     "GlobalAnswer",
     "GlobalAnswers",
+    "GlobalClaim",
     "GlobalOptions",
     "GraphFact",
     "InCommunity",

@@ -24,58 +24,42 @@ a finding citing anything outside is never read into the answer, never counted (
 ``findings_dropped``, not in a limit) and its report never named, so an answer inside one
 scope says nothing of the documents outside it. Reports are written over the whole graph:
 a finding that cites documents of two scopes answers in neither.
+
+**With a chat model** (``GlobalAnswers(chat=...)``; ``rag.global_answers`` passes the
+application's chat client unless it is a stand-in), the map and the reduce are the model's,
+over the same findings under the same scope: :mod:`graphrag_orm.communities.global_model`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import Field
-
+from graphrag_orm.chat import ChatClient
 from graphrag_orm.chat.extractive import content_words
 from graphrag_orm.citations import Citation, locate
 from graphrag_orm.codes import ErrorCode, GlobalRefusal, LimitName
+from graphrag_orm.communities.options import GlobalOptions
 from graphrag_orm.communities.report_statements import ReportStatements
 from graphrag_orm.communities.reports import evidence_item
+from graphrag_orm.communities.values import OFFLINE_WRITER, GlobalAnswer, GlobalClaim
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.evidence import EvidenceItem
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Store
-from graphrag_orm.values import Limit, Options, Value
+from graphrag_orm.tracing import SpanName, SpanRecorder, span
+from graphrag_orm.values import Limit
 
 if TYPE_CHECKING:
     from graphrag_orm.retrieval.scope import ResolvedScope, Scope
 
-__all__ = ["GLOBAL_NOTE", "GlobalAnswer", "GlobalAnswers", "GlobalOptions"]
+__all__ = ["GLOBAL_NOTE", "OFFLINE_WRITER", "GlobalAnswer", "GlobalAnswers", "GlobalClaim", "GlobalOptions"]
 
 #: Said after every offline global answer: no model wrote it.
 GLOBAL_NOTE: Final = " (From the community reports; no model wrote this answer.)"
-
-
-class GlobalOptions(Options):
-    """Bounds of one global answer; outside them, ``invalid-option``."""
-
-    max_reports: int = Field(200, ge=1, le=1_000, description="reports read: GlobalReports")
-    max_findings: int = Field(8, ge=1, le=100, description="findings in the answer: GlobalFindings")
-
-
-class GlobalAnswer(Value):
-    """An answer from the reports: its text and verified chunk citations, or a refusal with its code.
-
-    ``findings_dropped`` counts relevant findings left out because a citation no longer
-    locates in the stored bytes.
-    """
-
-    question: str
-    answer: str | None = None
-    citations: tuple[Citation, ...] = ()
-    reports: tuple[str, ...] = ()
-    refused: GlobalRefusal | None = None
-    findings_dropped: int = 0
-    limits_reached: tuple[Limit, ...] = ()
 
 
 class GlobalAnswers:
@@ -90,8 +74,11 @@ class GlobalAnswers:
         model: LexicalModel | None = None,
         resolver: Callable[[Scope], Awaitable[ResolvedScope]] | None = None,
         scope: Scope | None = None,
+        chat: ChatClient | None = None,
     ) -> None:
         self.store = store
+        #: The chat model of the map and reduce; None answers offline (word overlap, no model).
+        self.chat = chat
         self.options = options or GlobalOptions()
         self.statements = ReportStatements.of(ontology, model or for_layout(Layout.DEFAULT))
         #: Resolves a scope to its documents and ranges (the retriever's ``resolve_scope``).
@@ -103,37 +90,86 @@ class GlobalAnswers:
     async def answer(
         self, question: str, options: GlobalOptions | None = None, *, scope: Scope | None = None
     ) -> GlobalAnswer:
-        """Map over the reports, reduce to the relevant findings whose citations verify now; or refuse.
+        """Map over the reports, reduce to what the findings whose citations verify now support; or refuse.
 
-        ``scope`` (else the object's own): only findings whose every cited chunk lies inside
-        it (see the module's docstring); it needs the ``resolver`` (``rag.global_answers``
-        has the retriever's), else ``invalid-option``. Raises ``ScopeError`` as retrieval does for a bad scope.
+        With ``chat``, the model's map and reduce (:mod:`graphrag_orm.communities.global_model`),
+        else the offline word overlap. ``scope`` (else the object's own): only findings whose
+        every cited chunk lies inside it (see the module's docstring); it needs the
+        ``resolver`` (``rag.global_answers`` has the retriever's), else ``invalid-option``.
+        Raises ``ScopeError`` as retrieval does for a bad scope, and ``ModelCallFailed``
+        (a code) when a model call fails.
         """
         options = options or self.options
         scope = scope if scope is not None else self.scope
-        inside: ResolvedScope | None = None
-        if scope is not None:
-            if self.resolver is None:
-                raise ConfigurationError(ErrorCode.INVALID_OPTION, "a scope needs GlobalAnswers(resolver=...)")
-            inside = await self.resolver(scope)
-        st = self.statements
-        limits: list[Limit] = []
-        rows = list(await self.store.read(st.listing, {"limit": options.max_reports + 1}, name="global.reports"))
+        began = time.perf_counter()
+        with span(SpanName.GLOBAL_ANSWER, phase="model" if self.chat is not None else "offline") as traced:
+            inside: ResolvedScope | None = None
+            if scope is not None:
+                if self.resolver is None:
+                    raise ConfigurationError(ErrorCode.INVALID_OPTION, "a scope needs GlobalAnswers(resolver=...)")
+                inside = await self.resolver(scope)
+                traced.set("scope", scope.kind)
+            if self.chat is None:
+                answer = await self._offline(question, options, inside)
+            else:
+                answer = await self._by_model(self.chat, question, options, inside)
+            _trace(traced, answer, began)
+            return answer
+
+    async def _reports(self, options: GlobalOptions) -> tuple[list[dict[str, Any]], list[Limit]]:
+        """The stored reports, coarsest level first, at most ``max_reports`` (``GlobalReports`` past it)."""
+        rows = list(
+            await self.store.read(self.statements.listing, {"limit": options.max_reports + 1}, name="global.reports")
+        )
         if len(rows) > options.max_reports:
-            rows = rows[: options.max_reports]
-            limits.append(Limit(name=LimitName.GLOBAL_REPORTS, value=options.max_reports))
+            return [dict(row) for row in rows[: options.max_reports]], [
+                Limit(name=LimitName.GLOBAL_REPORTS, value=options.max_reports)
+            ]
+        return [dict(row) for row in rows], []
+
+    async def _findings(self, report_ids: Sequence[str]) -> list[dict[str, Any]]:
+        rows = await self.store.read(self.statements.findings_of, {"ids": list(report_ids)}, name="global.findings")
+        return [dict(row) for row in rows]
+
+    async def _by_model(
+        self, chat: ChatClient, question: str, options: GlobalOptions, inside: ResolvedScope | None
+    ) -> GlobalAnswer:
+        """The model's map and reduce over every finding of the reports read (inside the scope)."""
+        from graphrag_orm.communities.global_model import ModelMapReduce
+
+        writer = str(getattr(chat, "model", None) or type(chat).__name__)
+        rows, limits = await self._reports(options)
+        if not rows:
+            return GlobalAnswer(
+                question=question, refused=GlobalRefusal.NO_REPORTS, writer=writer, limits_reached=tuple(limits)
+            )
+        findings = await self._findings([row["id"] for row in rows])
+        if inside is not None:
+            items = await self._items(sorted({chunk for row in findings for chunk in row["chunkIds"]}))
+            findings = [row for row in findings if _inside(row["chunkIds"], items, inside)]
+        if not findings:
+            return GlobalAnswer(
+                question=question,
+                refused=GlobalRefusal.NO_RELEVANT_FINDING,
+                writer=writer,
+                limits_reached=tuple(limits) if inside is None else (),
+            )
+        return await ModelMapReduce(chat, options).answer(question, writer, rows, findings, self._items, limits)
+
+    async def _offline(self, question: str, options: GlobalOptions, inside: ResolvedScope | None) -> GlobalAnswer:
+        """The word-overlap map and reduce (the module's docstring)."""
+        rows, limits = await self._reports(options)
         if not rows:
             return GlobalAnswer(question=question, refused=GlobalRefusal.NO_REPORTS, limits_reached=tuple(limits))
         order = {row["id"]: index for index, row in enumerate(rows)}
         wanted = content_words(question)
         need = 1 if len(wanted) == 1 else 2
         scored: list[tuple[int, int, int, dict[str, Any]]] = []
-        findings = await self.store.read(st.findings_of, {"ids": list(order)}, name="global.findings")
-        for position, row in enumerate(findings):
+        for position, row in enumerate(await self._findings(list(order))):
             words = content_words(" ".join([row["text"], *row["quotes"]]))
             shared = len(wanted & words)
             if wanted and shared >= need:
-                scored.append((-shared, order[row["report"]], position, dict(row)))
+                scored.append((-shared, order[row["report"]], position, row))
         if not scored:
             return GlobalAnswer(
                 question=question, refused=GlobalRefusal.NO_RELEVANT_FINDING, limits_reached=tuple(limits)
@@ -151,7 +187,7 @@ class GlobalAnswers:
             limits.append(Limit(name=LimitName.GLOBAL_FINDINGS, value=options.max_findings))
         if inside is None:
             items = await self._items(sorted({chunk for *_, row in scored for chunk in row["chunkIds"]}))
-        texts: list[str] = []
+        claims: list[GlobalClaim] = []
         citations: list[Citation] = []
         reports: list[str] = []
         dropped = 0
@@ -160,11 +196,11 @@ class GlobalAnswers:
             if located is None:
                 dropped += 1
                 continue
-            texts.append(row["text"])
+            claims.append(GlobalClaim(text=row["text"], citations=located))
             citations.extend(c for c in located if c not in citations)
             if row["report"] not in reports:
                 reports.append(row["report"])
-        if not texts:
+        if not claims:
             return GlobalAnswer(
                 question=question,
                 refused=GlobalRefusal.CITATION_NOT_FOUND,
@@ -173,8 +209,9 @@ class GlobalAnswers:
             )
         return GlobalAnswer(
             question=question,
-            answer=" ".join(texts) + GLOBAL_NOTE,
+            answer=" ".join(claim.text for claim in claims) + GLOBAL_NOTE,
             citations=tuple(citations),
+            claims=tuple(claims),
             reports=tuple(reports),
             findings_dropped=dropped,
             limits_reached=tuple(limits),
@@ -207,3 +244,19 @@ def _located(row: Mapping[str, Any], items: Mapping[str, EvidenceItem]) -> tuple
             return None
         located.append(citation)
     return tuple(located)
+
+
+def _trace(traced: SpanRecorder, answer: GlobalAnswer, began: float) -> None:
+    """Counts, codes and timings only: never the question, a finding or a quote."""
+    if answer.refused is not None:
+        traced.set("reason", answer.refused.value)
+    traced.set("citations", len(answer.citations))
+    traced.set("reports", len(answer.reports))
+    traced.set("items", answer.findings_shown)
+    traced.set("findings_dropped", answer.findings_dropped)
+    traced.set("findings_invented", answer.findings_invented)
+    traced.set("calls", answer.calls)
+    traced.set("input_tokens", answer.input_tokens)
+    traced.set("output_tokens", answer.output_tokens)
+    traced.set("limits", [limit.name for limit in answer.limits_reached])
+    traced.set("elapsed_ms", round((time.perf_counter() - began) * 1000, 3))

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from graphrag_orm.values import Options
 
-__all__ = ["CommunityOptions", "ReportOptions"]
+__all__ = ["CommunityOptions", "GlobalOptions", "ReportOptions"]
 
 
 class CommunityOptions(Options):
@@ -45,3 +45,25 @@ class ReportOptions(Options):
     )
     max_findings: int = Field(8, ge=1, le=50, description="findings kept per report: ReportFindings")
     max_output_tokens: int = Field(1_200, ge=64, le=16_000, description="tokens of one model reply")
+
+
+class GlobalOptions(Options):
+    """Bounds of one global answer (graphrag_orm.communities.global_answers); outside them, ``invalid-option``.
+
+    ``max_reports`` and ``max_findings`` bound both paths (the offline one keeps at most
+    ``max_findings`` findings). With a chat model, the map makes at most ``max_map_calls``
+    calls, ``lanes`` at once, each shown at most ``map_reports_per_call`` reports and about
+    ``max_call_tokens`` input tokens (four UTF-8 bytes a token); the reduce is one call shown
+    at most ``max_call_tokens`` of the partial answers; every reply is at most
+    ``max_output_tokens``.
+    """
+
+    max_reports: int = Field(200, ge=1, le=1_000, description="reports read: GlobalReports")
+    max_findings: int = Field(8, ge=1, le=100, description="findings in an offline answer: GlobalFindings")
+    max_map_calls: int = Field(8, ge=1, le=64, description="map calls of a model's answer: GlobalMapCalls")
+    map_reports_per_call: int = Field(4, ge=1, le=20, description="reports one map call is shown")
+    lanes: int = Field(2, ge=1, le=8, description="map calls at once")
+    max_call_tokens: int = Field(
+        6_000, ge=500, le=64_000, description="estimated input tokens of one call: GlobalCallTokens"
+    )
+    max_output_tokens: int = Field(800, ge=64, le=16_000, description="tokens of one model reply")

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from pydantic import Field
 
+from graphrag_orm.citations import Citation
+from graphrag_orm.codes import GlobalRefusal
 from graphrag_orm.values import Limit, Value
 
 __all__ = [
+    "OFFLINE_WRITER",
     "CommunitiesBuilt",
     "CommunityFound",
     "CommunityListing",
     "CommunityStaleness",
     "FindingFound",
+    "GlobalAnswer",
+    "GlobalClaim",
     "ReportCitation",
     "ReportFound",
     "ReportListing",
@@ -158,4 +165,43 @@ class ReportsWritten(Value):
     output_tokens: int = 0
     removed: int = 0
     seconds: float = 0.0
+    limits_reached: tuple[Limit, ...] = ()
+
+
+#: ``GlobalAnswer.writer`` of an offline answer (the word-overlap map and reduce, no model).
+OFFLINE_WRITER: Final = "offline-word-overlap"
+
+
+class GlobalClaim(Value):
+    """One sentence of an answer and the located spans of the findings it rests on."""
+
+    text: str
+    citations: tuple[Citation, ...]
+
+
+class GlobalAnswer(Value):
+    """An answer from the reports: its text and verified chunk citations, or a refusal with its code.
+
+    ``writer`` is the model that wrote it, or ``offline-word-overlap``. ``claims`` are its
+    sentences, each with its citations (an offline answer's are its findings).
+    ``findings_dropped`` counts findings left out because a citation no longer locates in
+    the stored bytes; ``findings_invented`` counts finding ids a model cited that it was not
+    shown; ``unreadable_replies`` the model's replies that were not the JSON asked for.
+    ``calls`` and the tokens are the model's (0 offline).
+    """
+
+    question: str
+    answer: str | None = None
+    citations: tuple[Citation, ...] = ()
+    claims: tuple[GlobalClaim, ...] = ()
+    reports: tuple[str, ...] = ()
+    refused: GlobalRefusal | None = None
+    writer: str = OFFLINE_WRITER
+    findings_shown: int = 0
+    findings_dropped: int = 0
+    findings_invented: int = 0
+    unreadable_replies: int = 0
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
     limits_reached: tuple[Limit, ...] = ()

@@ -4,13 +4,21 @@
 returns an :class:`EvaluationReport` (JSON round-trips); :func:`render_table` prints it,
 :func:`write_html` writes a self-contained page with a chart per metric (the ``eval``
 extra: matplotlib), and :func:`compare_reports` gives the difference between two runs.
-The metrics are defined in :mod:`graphrag_orm.evaluation.metrics`;
+The metrics are defined in :mod:`graphrag_orm.evaluation.metrics`; questions about the whole
+corpus (global cases, the same file) run through :class:`GlobalEvaluator`
+(:mod:`graphrag_orm.evaluation.global_cases`);
 :class:`~graphrag_orm.evaluation.stand_ins.InMemoryRetriever` is a stand-in for tests.
 """
 
 from graphrag_orm.errors import EvaluationError
 from graphrag_orm.evaluation.cases import EvalCase, load_cases, parse_cases
 from graphrag_orm.evaluation.compare import CaseDelta, Comparison, MetricDelta, compare_reports, load_report
+from graphrag_orm.evaluation.global_cases import (
+    GlobalCaseResult,
+    GlobalEvaluationReport,
+    GlobalEvaluator,
+    GlobalTotals,
+)
 from graphrag_orm.evaluation.html import write_html
 from graphrag_orm.evaluation.metrics import holds
 from graphrag_orm.evaluation.runner import Answerer, EvaluationOptions, Evaluator, EvidenceRetriever
@@ -47,6 +55,10 @@ __all__ = [
     "EvaluationSettings",
     "Evaluator",
     "EvidenceRetriever",
+    "GlobalCaseResult",
+    "GlobalEvaluationReport",
+    "GlobalEvaluator",
+    "GlobalTotals",
     "InMemoryRetriever",
     "MetricDelta",
     "RunLabels",

@@ -69,6 +69,11 @@ class StoredChunks:
             f"RETURN c.{chunk.key} AS id, c.{chunk.stored('text')} AS text, "
             f"c.{chunk.stored('start_byte')} AS startByte, c.{chunk.stored('end_byte')} AS endByte"
         )
+        document = model.names.document
+        self.uris_statement = (
+            f"UNWIND $ids AS id MATCH (d:{document.label} {{{document.key}: id}}) "
+            f"RETURN d.{document.key} AS id, d.{document.stored('source_uri')} AS uri"
+        )
 
     async def chunks(self, chunk_ids: Sequence[str]) -> Mapping[str, StoredChunk]:
         ids = sorted(set(chunk_ids))
@@ -84,6 +89,22 @@ class StoredChunks:
                 ) from error
             for row in rows:
                 found[row["id"]] = StoredChunk(row["id"], row["text"], int(row["startByte"]), int(row["endByte"]))
+        return found
+
+    async def document_uris(self, document_ids: Sequence[str]) -> Mapping[str, str]:
+        """Each stored document's source URI by its id (ids with no document are left out)."""
+        ids = sorted(set(document_ids))
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), MAX_IDS_PER_READ):
+            try:
+                rows = await self.store.read(
+                    self.uris_statement, {"ids": ids[start : start + MAX_IDS_PER_READ]}, name="evaluation.document_uris"
+                )
+            except (Neo4jError, DriverError) as error:
+                raise RetrievalFailed(
+                    ErrorCode.RETRIEVAL_FAILED, f"reading stored documents back failed: {type(error).__name__}"
+                ) from error
+            found.update({row["id"]: row["uri"] for row in rows if row["uri"]})
         return found
 
 

@@ -35,6 +35,7 @@ from opentelemetry.trace import format_trace_id
 from graphrag_orm.answers.service import AnswersService
 from graphrag_orm.answers.turns import Turn
 from graphrag_orm.answers.values import AnswerReceipt, Completed, Delta, Retrieved
+from graphrag_orm.errors import CallBudgetExceeded, ModelCallFailed, RecordingMissing
 from graphrag_orm.retrieval.options import RetrievalOptions
 from graphrag_orm.server.events import (
     ErrorEvent,
@@ -132,14 +133,18 @@ async def global_events(
     trace_id: str | None,
 ) -> AsyncGenerator[bytes, None]:
     """A global question's events: ``retrieved`` (no items), then ``verified`` or ``refused``;
-    or ``error`` (``retrieval-failed``) when the reports could not be read."""
+    or ``error``: ``model-failed`` when a call of the model's map or reduce failed, else
+    ``retrieval-failed`` (the reports could not be read). The receipt counts the model's calls
+    and tokens; ``answer_seconds`` is the whole answer (the map and reduce read as they go)."""
     began = time.perf_counter()
     token = otel_context.attach(context)
     try:
         answer = await corpus.answer(question, scope=scope)
     except Exception as error:
-        _log_failure(error, StreamErrorCode.RETRIEVAL_FAILED)
-        yield encode(ErrorEvent(code=StreamErrorCode.RETRIEVAL_FAILED))
+        model_failed = isinstance(error, ModelCallFailed | CallBudgetExceeded | RecordingMissing)
+        code = StreamErrorCode.MODEL_FAILED if model_failed else StreamErrorCode.RETRIEVAL_FAILED
+        _log_failure(error, code)
+        yield encode(ErrorEvent(code=code))
         return
     finally:
         otel_context.detach(token)
@@ -156,7 +161,16 @@ async def global_events(
         )
     )
     await asyncio.sleep(0)
-    receipt = AnswerReceipt(chat_calls=0, retrieval_seconds=seconds, answer_seconds=0.0)
+    if answer.calls:
+        receipt = AnswerReceipt(
+            chat_calls=answer.calls,
+            input_tokens=answer.input_tokens,
+            output_tokens=answer.output_tokens,
+            retrieval_seconds=0.0,
+            answer_seconds=seconds,
+        )
+    else:
+        receipt = AnswerReceipt(chat_calls=0, retrieval_seconds=seconds, answer_seconds=0.0)
     if answer.refused is not None:
         yield encode(RefusedEvent(reason=answer.refused, withdraws=False, receipt=receipt))
     else:

@@ -7,9 +7,10 @@ escapes line breaks, so no text can end an event early).
 
 A global question (``"mode": "global"``) sends the same events without deltas: ``retrieved``
 with no items (the community reports are its evidence; its ``limitsReached`` are the map's),
-then ``verified`` (the findings, each citation located in the stored bytes now) or
+then ``verified`` (the answer, each citation located in the stored bytes now) or
 ``refused`` with a :class:`~graphrag_orm.codes.GlobalRefusal` reason (``no-reports``,
-``no-relevant-finding``, ``citation-not-found``); its receipt counts no chat call.
+``no-relevant-finding``, ``citation-not-found``; with a chat model also ``model-declined``,
+``unreadable-reply``, ``no-verified-claim``); its receipt counts the model's calls (none offline).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class RefusedEvent(Value):
     """A refusal with its reason; ``withdraws`` when deltas were sent and must be taken back.
 
     A global question's reason is a ``GlobalRefusal`` (``no-reports``, ``no-relevant-finding``,
-    ``citation-not-found``)."""
+    ``citation-not-found``, ``model-declined``, ``unreadable-reply``, ``no-verified-claim``)."""
 
     reason: RefusalReason | GlobalRefusal
     withdraws: bool

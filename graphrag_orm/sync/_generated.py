@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from graphrag_orm.answers.values import Answer, Completed, Delta, Retrieved
     from graphrag_orm.catalog.service import CatalogService
     from graphrag_orm.catalog.values import DocumentDetail, DocumentList, RunList
-    from graphrag_orm.communities.global_answers import GlobalAnswer, GlobalAnswers, GlobalOptions
+    from graphrag_orm.communities.global_answers import GlobalAnswers
+    from graphrag_orm.communities.options import GlobalOptions
+    from graphrag_orm.communities.values import GlobalAnswer
     from graphrag_orm.evidence import Evidence, Grounding
     from graphrag_orm.facade import GraphRag
     from graphrag_orm.ingestion import IngestionReceipt
@@ -399,11 +401,14 @@ class SyncGlobalAnswers:
     def answer(
         self, question: str, options: GlobalOptions | None = None, *, scope: Scope | None = None
     ) -> GlobalAnswer:
-        """Map over the reports, reduce to the relevant findings whose citations verify now; or refuse.
+        """Map over the reports, reduce to what the findings whose citations verify now support; or refuse.
 
-        ``scope`` (else the object's own): only findings whose every cited chunk lies inside
-        it (see the module's docstring); it needs the ``resolver`` (``rag.global_answers``
-        has the retriever's), else ``invalid-option``. Raises ``ScopeError`` as retrieval does for a bad scope.
+        With ``chat``, the model's map and reduce (:mod:`graphrag_orm.communities.global_model`),
+        else the offline word overlap. ``scope`` (else the object's own): only findings whose
+        every cited chunk lies inside it (see the module's docstring); it needs the
+        ``resolver`` (``rag.global_answers`` has the retriever's), else ``invalid-option``.
+        Raises ``ScopeError`` as retrieval does for a bad scope, and ``ModelCallFailed``
+        (a code) when a model call fails.
 
         Runs ``GlobalAnswers.answer`` on the sync loop and blocks until it ends.
         """

@@ -12,9 +12,11 @@ Tools offered (:meth:`GraphRagTools.definitions`):
   thing, each with the documents that state it. More than that is reported in
   ``limitsReached``.
 - ``answer_about_corpus(question)``, only with an ontology: a question about the whole
-  corpus answered from the community reports (``rag.global_answers``), inside the
-  tools' scope, every citation located in the stored text now; or a refusal with its
-  code (``no-reports``, ``no-relevant-finding``, ``citation-not-found``).
+  corpus answered from the community reports (``rag.global_answers``: the chat model's map
+  and reduce when the application has one, else offline), inside the tools' scope, every
+  citation located in the stored text now; or a refusal with its code (``no-reports``,
+  ``no-relevant-finding``, ``citation-not-found``, ``model-declined``, ``unreadable-reply``,
+  ``no-verified-claim``). A failed model call is the tool's error with its code.
 
 :meth:`GraphRagTools.call` never raises for what an agent sends: an unknown or
 unoffered tool is ``unknown-tool``, arguments that do not match the schema are
