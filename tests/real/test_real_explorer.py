@@ -45,11 +45,11 @@ from tests.e2e.test_explorer import (
     wait_for_outcome,
 )
 from tests.real.conftest import MODEL, live_url
-from tests.real.test_real_model import ANSWERS, CHAPTER, NOVEL_QUESTIONS, RETRIEVAL
+from tests.real.test_real_model import ANSWERS, CHAPTER, NOVEL_QUESTIONS, RETRIEVAL, WITHDRAWN_QUESTION
 
 #: A live answer on two shared cores takes minutes; a replay, a moment.
 ANSWER_WAIT_SECONDS = 900
-QUESTIONS = (NOVEL_QUESTIONS[0], NOVEL_QUESTIONS[2])
+QUESTIONS = (NOVEL_QUESTIONS[0], WITHDRAWN_QUESTION)
 
 
 @pytest_asyncio.fixture
