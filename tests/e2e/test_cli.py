@@ -19,13 +19,15 @@ CLI = str(Path(sys.executable).parent / "graphrag-orm")
 QUICKSTART = ROOT / "examples" / "quickstart" / "docs"
 
 
-def cli(*args: str, env: dict[str, str] | None = None, check: bool = False) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, check: bool = False, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "COLUMNS": "160"}
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHRAG_EMBEDDING_MODEL", "GRAPHRAG_EMBEDDING_DIMENSIONS"):
         environment.pop(name, None)  # never a paid model by accident: only what a test names
     environment["GRAPHRAG_EMBEDDING_MODEL"] = "hashing"  # the stand-in, named: the suite's schema is its set
     environment.update(env or {})
-    result = subprocess.run([CLI, *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
+    result = subprocess.run([CLI, *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=timeout)
     if check:
         assert result.returncode == 0, result.stdout + result.stderr
     return result

@@ -156,11 +156,11 @@ def free_socket() -> socket.socket:
 
 
 @contextlib.contextmanager
-def running_app(rag: GraphRag, settings: ConnectionSettings) -> Iterator[str]:
+def running_app(rag: GraphRag, settings: ConnectionSettings, options: ServerOptions | None = None) -> Iterator[str]:
     """``create_app(rag)`` under uvicorn in a thread of its own (its own event loop); yields its URL."""
     listener = free_socket()
     port = listener.getsockname()[1]
-    options = ServerOptions(retrieval=RetrievalOptions(max_question_chars=QUESTION_BOUND))
+    options = options or ServerOptions(retrieval=RetrievalOptions(max_question_chars=QUESTION_BOUND))
     server = uvicorn.Server(uvicorn.Config(create_app(rag, options), log_level="warning"))
 
     async def serve() -> None:
@@ -296,8 +296,8 @@ def state(driver: WebDriver) -> str:
     return driver.find_element(By.ID, "stream").get_attribute("data-state") or ""
 
 
-def wait_for_outcome(driver: WebDriver) -> str:
-    WebDriverWait(driver, 30, poll_frequency=0.05).until(lambda d: state(d) in {"verified", "refused", "error"})
+def wait_for_outcome(driver: WebDriver, timeout: float = 30) -> str:
+    WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: state(d) in {"verified", "refused", "error"})
     return state(driver)
 
 

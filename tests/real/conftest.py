@@ -39,6 +39,38 @@ def _serving(url: str) -> bool:
         return False
 
 
+#: Answers of a subprocess surface (the CLI) are bounded as the suite's are: a slow model writes ~4 tokens/s.
+SURFACE_ANSWER_TOKENS = 256
+
+
+def surface_recording(surface: str) -> Path:
+    """The recording a subprocess surface writes and replays: a file of its own, since the
+    suite's recorder rewrites :data:`RECORDING` whole after each new entry."""
+    return RECORDING.with_name(f"{MODEL}-{surface}.json")
+
+
+def surface_environment(recording: Path) -> dict[str, str]:
+    """The variables that make a ``graphrag-orm`` subprocess record from the served model
+    (``GRAPHRAG_MODEL_MODE=record``) or replay ``recording`` (``replay``, no model called)."""
+    url = live_url()
+    if url is None:
+        if not recording.is_file():
+            pytest.fail(f"no recording at {recording}; record it with: {RERECORD}", pytrace=False)
+        return {"GRAPHRAG_MODEL_MODE": "replay", "GRAPHRAG_RECORDINGS": str(recording)}
+    if not _serving(url):
+        pytest.skip(f"GRAPHRAG_REAL_MODEL_URL={url} does not answer /models: start it with make llm-serve")
+    return {
+        "GRAPHRAG_MODEL_MODE": "record",
+        "GRAPHRAG_RECORDINGS": str(recording),
+        "GRAPHRAG_PROVIDER": "openai-compatible",
+        "OPENAI_BASE_URL": url,
+        "GRAPHRAG_CHAT_MODEL": MODEL,
+        "GRAPHRAG_STRUCTURED_OUTPUT": "json_object",
+        "GRAPHRAG_CHAT_TIMEOUT": "900",
+        "GRAPHRAG_ANSWER_MAX_TOKENS": str(SURFACE_ANSWER_TOKENS),
+    }
+
+
 @pytest.fixture(scope="session")
 def recorder() -> Iterator[Recorder]:
     url = live_url()

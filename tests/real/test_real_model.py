@@ -45,6 +45,9 @@ NOVEL_QUESTIONS = (
     "What is the name of Alice's cat?",
     "What colour was the Queen's dress?",  # the chapter cannot answer it
 )
+#: The model streams an answer (a quote from the wrong passage, "a jar from one of the shelves")
+#: whose citation is not in the stored text, even after the repair turn: the stream is withdrawn.
+WITHDRAWN_QUESTION = "What did the Rabbit take out of its waistcoat-pocket?"
 
 
 def embedder() -> HashingEmbedder:
@@ -123,6 +126,18 @@ async def test_a_streamed_answer_and_a_follow_up(chapter: None, store: Store, re
     turn = Turn(question=NOVEL_QUESTIONS[0], answer=first.text or "I could not tell.")
     follow_up = checked(await answers.answer("And what did she do with it?", history=[turn]))
     assert follow_up.evidence.rewrite is not None and follow_up.receipt.chat_calls >= 2
+
+
+async def test_a_refusal_withdraws_the_streamed_text(chapter: None, store: Store, real_chat: ChatClient) -> None:
+    updates = [update async for update in service(store, real_chat).stream(WITHDRAWN_QUESTION)]
+    completed = updates[-1]
+    assert isinstance(completed, Completed)
+    streamed = "".join(u.text for u in updates if isinstance(u, Delta))
+    assert streamed, "the recorded reply streams answer text before it is judged"
+    answer = checked(completed.answer)
+    assert not answer.answered and completed.withdraws, "refused after deltas: the streamed text is withdrawn"
+    assert answer.reason in {RefusalReason.CITATION_NOT_FOUND, RefusalReason.NO_CITATIONS}, answer.reason
+    assert answer.receipt.repairs == 1, "the one repair turn was tried before refusing"
 
 
 async def test_grounded_extraction_of_the_chapters_opening(graph: None, store: Store, real_chat: ChatClient) -> None:
