@@ -20,7 +20,8 @@ asks the 45 questions of ``examples/devset/cases.jsonl``:
 MiniLM; ``graphrag-orm models list``); questions are embedded as queries (the card's
 query prefix), chunks as passages. The embedder's throughput on the corpus's chunks
 (texts/s of wall time and per CPU-second, after a warm-up) is printed beside the table. ``--only-defaults`` runs only
-graphrag-orm's defaults and its vector route; ``--no-neo4j-graphrag`` leaves the peer out.
+graphrag-orm's defaults and its vector route; ``--only TEXT`` the defaults and the
+configurations whose name holds TEXT; ``--no-neo4j-graphrag`` leaves the peer out.
 
 Per kind of question (the id's prefix): coverage (required phrases found in the first
 10 items), recall@10 (a required phrase in the first 10) and MRR; unanswerable
@@ -44,6 +45,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import NEO4J_GRAPHRAG_PYTHON, SCRATCH, BenchServer, reset_database, server_version
+from window_vectors import ROUTE as WINDOWS
+from window_vectors import WindowRoute, build_windows
 
 from graphrag_orm.chunking import Chunker, ChunkerOptions
 from graphrag_orm.embeddings import LocalEmbedder
@@ -55,7 +58,7 @@ from graphrag_orm.evaluation.cases import EvalCase
 from graphrag_orm.evaluation.metrics import score_case
 from graphrag_orm.evaluation.stored import StoredChunks
 from graphrag_orm.evaluation.values import CaseResult
-from graphrag_orm.evidence import Evidence, EvidenceItem
+from graphrag_orm.evidence import Evidence, EvidenceItem, Route
 from graphrag_orm.ingestion import IngestionOptions, IngestionService
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
@@ -108,10 +111,43 @@ def configurations() -> list[tuple[str, RetrievalOptions]]:
             default.model_copy(update={"fusion": Fusion.SCORE, "candidates_per_item": 3}),
         ),
         (
+            "  best-score fusion, sized, shared votes",
+            default.model_copy(update={"fusion": Fusion.BEST_SCORE, "shared_votes": True}),
+        ),
+        (
+            "  best-score fusion, sized, no shared votes",
+            default.model_copy(update={"fusion": Fusion.BEST_SCORE, "shared_votes": False}),
+        ),
+        (
             "  RRF, 10 a item, shared",
             default.model_copy(update={"fusion": Fusion.RECIPROCAL_RANK, "candidates_per_item": 10}),
         ),
         ("graphrag-orm vector only", default.model_copy(update={"routes": Retrievers.vector().routes})),
+    ]
+
+
+def window_configurations() -> list[tuple[str, RetrievalOptions]]:
+    """The window-vector experiment's contenders (``--windows``): the windows route in place of,
+    or beside, the pooled vector route."""
+    default = RetrievalOptions()
+    text_and_windows = frozenset({Route.FULL_TEXT.value, WINDOWS})
+    return [
+        ("  windows only", default.model_copy(update={"routes": frozenset({WINDOWS})})),
+        ("  full text + windows, best-score", default.model_copy(update={"routes": text_and_windows})),
+        (
+            "  full text + windows, score",
+            default.model_copy(update={"routes": text_and_windows, "fusion": Fusion.SCORE}),
+        ),
+        (
+            "  full text + windows, RRF, 20 a route",
+            default.model_copy(
+                update={"routes": text_and_windows, "fusion": Fusion.RECIPROCAL_RANK, "candidates_per_route": 20}
+            ),
+        ),
+        (
+            "  full text + vector + windows, best-score",
+            default.model_copy(update={"routes": text_and_windows | {Route.VECTOR.value}}),
+        ),
     ]
 
 
@@ -235,12 +271,20 @@ async def main(args: argparse.Namespace) -> str:
             await ingest(store, embedder)
             await throughput(store, embedder)
             model = for_layout(Layout.DEFAULT)
-            retriever = Retriever(store, model, embedder.embedding_set(), embedder)
+            extra = []
+            if args.windows:
+                began = time.perf_counter()
+                written = await build_windows(store, embedder)
+                print(f"window vectors: {written} windows in {time.perf_counter() - began:.0f} s")
+                extra = [WindowRoute(store, embedder)]
+            retriever = Retriever(store, model, embedder.embedding_set(), embedder, routes=extra)
             stored = StoredChunks(store, model)
             rows: list[tuple[str, dict[str, dict[str, float | int]]]] = []
-            chosen = configurations()
+            chosen = configurations() + (window_configurations() if args.windows else [])
             if args.only_defaults:
                 chosen = [chosen[0], chosen[-1]]
+            if args.only:
+                chosen = [chosen[0], *(c for c in chosen[1:] if any(part in c[0] for part in args.only))]
             for name, options in chosen:
                 began = time.perf_counter()
                 report = await Evaluator(retriever=retriever, stored=stored, retrieval=options, k=K).run(cases)
@@ -309,6 +353,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "or its first window only (chunks then fitted to the window)",
     )
     parser.add_argument("--only-defaults", action="store_true", help="graphrag-orm's defaults and vector route only")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="the defaults and the configurations whose name holds this (repeatable)",
+    )
+    parser.add_argument(
+        "--windows",
+        action="store_true",
+        help="also the window-vector experiment (window_vectors.py): a window index and route",
+    )
     parser.add_argument("--no-neo4j-graphrag", action="store_true", help="leave neo4j-graphrag out")
     return parser.parse_args(argv)
 

@@ -5,15 +5,17 @@ Each hit casts one vote for its chunk, by the options' :class:`~graphrag_orm.ret
 
 - ``reciprocal-rank``: ``1 / (k + rank)`` with k = 60 (ranks only, never raw scores);
 - ``score``: the hit's score divided by its route's best score, so each route's best
-  hit votes 1 (the normalisation neo4j-graphrag's ``HybridRetriever`` applies, which
-  then keeps the larger of the two normalised scores; here the routes' votes add up).
+  hit votes 1, and a chunk's votes from several routes add up;
+- ``best-score``: the same normalised votes, but a chunk keeps only its best route's
+  vote (neo4j-graphrag's ``HybridRetriever``: what one route is sure of is never
+  outvoted by chunks that two routes found lukewarm).
 
 With shared votes (``RetrievalOptions.shared_votes``), a hit also votes for the chunks
 next to it (one ``NEXT`` step either way) whose bytes overlap its own, with the share of
 its bytes they hold: the chunker's overlap repeats a paragraph in two chunks, and a
 passage there is one passage, whichever of the two a route ranked. A chunk takes each
 route's largest vote (its own hit's or a shared one), and its fused score is the sum
-over routes. Only chunks some route hit are fused; sharing moves votes between them.
+over routes (``best-score``: the largest). Only chunks some route hit are fused; sharing moves votes between them.
 
 Ties are broken by chunk id, so the order is deterministic. Fusion runs inside the
 statement that then projects the winners (:func:`fuse_clause`), so unscoped hybrid
@@ -30,11 +32,25 @@ from typing import Any
 from graphrag_orm.evidence import RouteRank
 from graphrag_orm.store.names import StoredNames
 
-__all__ = ["RRF_K", "SCORE_FUSION", "Candidate", "dedupe", "fuse_clause", "hits_of", "ranked_hits", "route_ranks"]
+__all__ = [
+    "BEST_SCORE_FUSION",
+    "RRF_K",
+    "SCORE_FUSION",
+    "Candidate",
+    "dedupe",
+    "fuse_clause",
+    "hits_of",
+    "ranked_hits",
+    "route_ranks",
+]
 
 RRF_K = 60
 #: The ``$fusion`` parameter's value for score-normalised fusion (any other: reciprocal rank).
 SCORE_FUSION = "score"
+#: The ``$fusion`` parameter's value for score-normalised fusion that keeps a chunk's best route's vote.
+BEST_SCORE_FUSION = "best-score"
+#: Fusions whose votes are normalised scores (any other: reciprocal rank).
+NORMALISED = (SCORE_FUSION, BEST_SCORE_FUSION)
 
 
 @dataclass(frozen=True)
@@ -100,11 +116,12 @@ def fuse_clause(names: StoredNames) -> str:
     )
     return (
         "CALL (hits) { UNWIND hits AS hit "
-        f"WITH hit, CASE WHEN $fusion = '{SCORE_FUSION}' THEN hit.norm ELSE 1.0 / ($rrf + hit.rank) END AS vote "
+        f"WITH hit, CASE WHEN $fusion IN {list(NORMALISED)!r} THEN hit.norm ELSE 1.0 / ($rrf + hit.rank) END AS vote "
         "CALL (hit, vote) { RETURN hit.id AS id, vote AS share, hit {.route, .rank, .score, .norm} AS own "
         f"UNION ALL {shared} }} "
         "WITH id, hit.route AS route, max(share) AS share, collect(own) AS own "
-        "WITH id, sum(share) AS fused, reduce(acc = [], r IN collect(own) | acc + r) AS ranks WHERE size(ranks) > 0 "
+        f"WITH id, CASE WHEN $fusion = '{BEST_SCORE_FUSION}' THEN max(share) ELSE sum(share) END AS fused, "
+        "reduce(acc = [], r IN collect(own) | acc + r) AS ranks WHERE size(ranks) > 0 "
         "ORDER BY fused DESC, id "
         "WITH collect({id: id, score: fused, ranks: ranks}) AS ranked "
         "WITH ranked, [x IN ranked WHERE NOT x.id IN $reserved][..($maxItems - size($reserved))] AS others "
@@ -121,7 +138,7 @@ def route_ranks(ranks: Sequence[Mapping[str, Any]], fusion: str, k: int = RRF_K)
             route=str(rank["route"]),
             rank=int(rank["rank"]),
             native_score=float(rank["score"]),
-            rank_score=float(rank.get("norm") or 0.0) if fusion == SCORE_FUSION else 1.0 / (k + int(rank["rank"])),
+            rank_score=float(rank.get("norm") or 0.0) if fusion in NORMALISED else 1.0 / (k + int(rank["rank"])),
         )
         for rank in sorted(ranks, key=lambda r: str(r["route"]))
     )

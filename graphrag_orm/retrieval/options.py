@@ -47,8 +47,10 @@ class Fusion(StrEnum):
 
     #: Each hit votes ``1 / (60 + rank)``: ranks only.
     RECIPROCAL_RANK = "reciprocal-rank"
-    #: Each hit votes its score over its route's best score.
+    #: Each hit votes its score over its route's best score; a chunk's votes add up.
     SCORE = "score"
+    #: The same votes; a chunk keeps its best route's (neo4j-graphrag's hybrid fusion).
+    BEST_SCORE = "best-score"
 
 
 class GraphOptions(Options):
@@ -96,7 +98,7 @@ class RetrievalOptions(Options):
     #: Candidates each route reads; None: sized from ``max_items`` (:attr:`route_candidates`).
     candidates_per_route: int | None = Field(None, ge=1, le=MAX_CANDIDATES_PER_ROUTE)
     candidates_per_item: int = Field(3, ge=1, le=32, description="candidates per route for each of max_items")
-    fusion: Fusion = Fusion.SCORE
+    fusion: Fusion = Fusion.BEST_SCORE
     #: A hit also votes for the chunks next to it that hold some of its bytes (the chunker's overlap).
     shared_votes: bool = True
     max_items: int = Field(8, ge=1, le=128)

@@ -58,7 +58,7 @@ async def fused(store: Store, routes: list[Fixed], **options: object) -> list[st
     return [item.chunk_id for item in evidence.items]
 
 
-@pytest.mark.parametrize("fusion", list(Fusion))
+@pytest.mark.parametrize("fusion", [Fusion.RECIPROCAL_RANK, Fusion.SCORE])
 async def test_two_routes_ranking_overlapping_chunks_put_both_above_lone_first_hits(
     graph: None, store: Store, fusion: Fusion
 ) -> None:
@@ -82,3 +82,33 @@ async def test_score_fusion_keeps_a_close_second_that_rank_fusion_ties_with_a_di
     assert by_score == [*sorted([a, b]), close, distant]
     by_rank = await fused(store, routes, fusion=Fusion.RECIPROCAL_RANK, shared_votes=False)
     assert by_rank == sorted([a, b]) + sorted([close, distant])
+
+
+async def test_best_score_fusion_keeps_what_one_route_is_sure_of_above_what_two_found_lukewarm(
+    graph: None, store: Store
+) -> None:
+    spans = await chunks(store)
+    sure, lukewarm, a_top, b_top = spans[0][0], spans[4][0], spans[8][0], spans[10][0]
+    routes = [
+        Fixed("A", ((a_top, 10.0), (sure, 9.5), (lukewarm, 6.0))),
+        Fixed("B", ((b_top, 10.0), (lukewarm, 6.0))),
+    ]
+    best = await fused(store, routes, fusion=Fusion.BEST_SCORE, shared_votes=False)
+    assert best == [*sorted([a_top, b_top]), sure, lukewarm]
+    summed = await fused(store, routes, fusion=Fusion.SCORE, shared_votes=False)
+    assert summed == [lukewarm, *sorted([a_top, b_top]), sure]
+
+
+async def test_best_score_fusion_reports_each_routes_normalised_score_as_its_vote(graph: None, store: Store) -> None:
+    spans = await chunks(store)
+    first, second = spans[0][0], spans[2][0]
+    routes = [Fixed("A", ((first, 4.0), (second, 2.0))), Fixed("B", ((second, 8.0),))]
+    retriever = Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(256), routes=routes)
+    options = RetrievalOptions(
+        routes=frozenset({"A", "B"}), max_items=8, neighbour_chunks=0, fusion=Fusion.BEST_SCORE, shared_votes=False
+    )
+    evidence = await retriever.retrieve("the river", options)
+    assert [item.chunk_id for item in evidence.items] == sorted([first, second])
+    votes = {item.chunk_id: {rank.route: rank.rank_score for rank in item.routes} for item in evidence.items}
+    assert votes[second] == {"A": 0.5, "B": 1.0}
+    assert votes[first] == {"A": 1.0}
