@@ -9,6 +9,7 @@ llama-cpp-python's server (``llama_cpp.server``) answers that with HTTP 500 and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -22,6 +23,7 @@ __all__ = [
     "ChatEndpoint",
     "StructuredOutput",
     "TokenLimit",
+    "model_schema",
     "nullable",
 ]
 
@@ -59,6 +61,36 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     Strict structured output (OpenAI) takes ``anyOf`` as well.
     """
     return {"anyOf": [schema, {"type": "null"}]}
+
+
+def model_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` as offered to a model: no ``minLength``/``maxLength`` anywhere, a bound in words.
+
+    Grammar converters of local servers (llama-cpp-python 0.3.36's) expand a string's
+    ``maxLength`` into one nested rule per character and fail on a long one ("number of rules
+    that are going to be repeated ... exceeds sane defaults"), after which the server drops
+    the connection. Every schema the toolkit offers a model goes through here: tool
+    definitions and ``response_format``. A ``maxLength`` becomes "(at most N characters)" in
+    the description; whoever reads the reply enforces the bound. Other keywords are kept.
+    """
+    shown: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _LENGTH_KEYWORDS:
+            continue
+        if isinstance(value, Mapping):
+            shown[key] = model_schema(value)
+        elif isinstance(value, list):
+            shown[key] = [model_schema(item) if isinstance(item, Mapping) else item for item in value]
+        else:
+            shown[key] = value
+    if "maxLength" in schema:
+        bound = f"(at most {schema['maxLength']} characters)"
+        description = shown.get("description")
+        shown["description"] = f"{description} {bound}" if description else bound
+    return shown
+
+
+_LENGTH_KEYWORDS: Final = frozenset({"minLength", "maxLength"})
 
 
 def _member(kind: type[StrEnum], value: object, name: str) -> Any:
@@ -100,7 +132,8 @@ class ChatEndpoint:
         object.__setattr__(self, "token_limit", _member(TokenLimit, self.token_limit, "token_limit"))
 
     def response_format(self, name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any] | None:
-        """The ``response_format`` for a schema, or ``None`` when this endpoint takes none."""
+        """The ``response_format`` for a schema (:func:`model_schema`'s), or ``None`` when this endpoint takes none."""
+        schema = model_schema(schema)
         if self.structured_output == StructuredOutput.JSON_OBJECT:
             return {"type": "json_object", "schema": schema}
         if self.structured_output == StructuredOutput.NONE:

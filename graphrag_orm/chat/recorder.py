@@ -200,6 +200,14 @@ class Recorder:
             Path(temporary).unlink(missing_ok=True)
             raise
 
+    def recorded(self, kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The distinct models and dates of the entries of ``kind``, each sorted."""
+        with self._lock:
+            entries = [entry for entry in self._entries.values() if entry.get("kind") == kind]
+        models = sorted({str(entry["model"]) for entry in entries if entry.get("model")})
+        dates = sorted({str(entry["date"]) for entry in entries if entry.get("date")})
+        return tuple(models), tuple(dates)
+
     @staticmethod
     def today() -> str:
         """The recording date of new entries (UTC, ``YYYY-MM-DD``)."""
@@ -222,6 +230,26 @@ class RecordingChat:
     def __init__(self, recorder: Recorder, inner: ChatClient | None) -> None:
         self.recorder = recorder
         self.inner = inner
+
+    @property
+    def model(self) -> str | None:
+        """The inner client's model, else the model(s) the recording's chat replies name."""
+        inner = getattr(self.inner, "model", None)
+        if isinstance(inner, str) and inner:
+            return inner
+        models, _ = self.recorder.recorded("chat")
+        return ", ".join(models) or None
+
+    @property
+    def label(self) -> str:
+        """What wrote the replies, for reports: the recorded model and its dates, never a class name."""
+        inner = getattr(self.inner, "model", None)
+        if isinstance(inner, str) and inner:
+            return f"{inner} (recording)"
+        models, dates = self.recorder.recorded("chat")
+        when = f"{dates[0]} to {dates[-1]}" if len(dates) > 1 else "".join(dates)
+        model = ", ".join(models) or "an unnamed model"
+        return f"{model}, recorded {when}" if when else f"{model}, recorded"
 
     def _inner(self) -> ChatClient:
         if self.inner is None:  # only replay mode has no inner client, and it never gets here

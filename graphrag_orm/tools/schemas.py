@@ -1,10 +1,14 @@
 """The tools' input schemas, and the one check of a call's arguments against them.
 
-Each tool's parameters are a closed JSON object (``additionalProperties: false``); the
-same schemas go to OpenAI function tools and to MCP. :func:`read_arguments` accepts a
-JSON text or a mapping and returns the arguments, defaults filled in, or raises
-:class:`BadArguments` with the ``invalid-arguments`` message: one line naming the first
-problem, never echoing the value.
+Each tool's parameters are a closed JSON object (``additionalProperties: false``). MCP
+lists the full schemas (:func:`input_schema`; MCP clients validate against them); the
+function tools offered to a model carry a copy without string length bounds
+(:func:`~graphrag_orm.chat.endpoint.model_schema`): grammar converters (llama-cpp-python's)
+expand a ``maxLength`` into one nested rule per character and fail on a long one, so the
+bound is stated in the description instead and enforced here, on every call's arguments.
+:func:`read_arguments` accepts a JSON text or a mapping and returns the arguments, defaults
+filled in, or raises :class:`BadArguments` with the ``invalid-arguments`` message: one line
+naming the first problem, never echoing the value.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Final
 from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field
 
+from graphrag_orm.chat.endpoint import model_schema
 from graphrag_orm.citations import Citation
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import GraphRagError
@@ -50,7 +51,13 @@ from graphrag_orm.knowledge import KnowledgeReads
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval import RetrievalOptions, Scope
 from graphrag_orm.retrieval.scope import ResolvedScope
-from graphrag_orm.tools.schemas import BadArguments, Parameter, input_schema, parameters_of, read_arguments
+from graphrag_orm.tools.schemas import (
+    BadArguments,
+    Parameter,
+    input_schema,
+    parameters_of,
+    read_arguments,
+)
 from graphrag_orm.tools.trail import TrailRecorder
 from graphrag_orm.tools.values import (
     REFUSAL_NOTE,
@@ -207,11 +214,20 @@ class GraphRagTools:
         )
 
     def definitions(self) -> list[dict[str, Any]]:
-        """OpenAI function tools: ``{"type": "function", "function": {name, description, parameters}}``."""
+        """OpenAI function tools: ``{"type": "function", "function": {name, description, parameters}}``.
+
+        The parameters are the model-facing schema (:func:`~graphrag_orm.chat.endpoint.model_schema`):
+        no string length bounds, which grammar converters of local servers expand rule by rule
+        and fail on; the bounds are in the descriptions and :meth:`call` enforces them.
+        """
         return [
             {
                 "type": "function",
-                "function": {"name": spec.name, "description": spec.description, "parameters": spec.input_schema},
+                "function": {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "parameters": model_schema(spec.input_schema),
+                },
             }
             for spec in self.specs()
         ]

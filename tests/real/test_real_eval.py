@@ -18,7 +18,7 @@ from graphrag_orm.codes import ErrorCode, RefusalReason
 from graphrag_orm.evaluation import EvaluationReport
 from graphrag_orm.evaluation.values import CaseOutcome, CitationStatus
 from tests.e2e.test_cli import ROOT, cli
-from tests.real.conftest import surface_environment, surface_recording
+from tests.real.conftest import MODEL, surface_environment, surface_recording
 
 NOVEL = ROOT / "examples" / "novel"
 RECORDING = surface_recording("eval")
@@ -52,6 +52,8 @@ def test_eval_on_the_novel_sample_finishes_every_case_or_reports_its_code(graph:
 
     assert [case.id for case in report.cases] == list(CASES), "every case is in the report, finished or failed"
     assert report.labels.chat is not None and not report.labels.chat.stand_in
+    # The recorded model names the chat (model and date from the recording), never a class name.
+    assert MODEL in report.labels.chat.label and "RecordingChat" not in report.labels.chat.label
     citations = 0
     for case in report.cases:
         if case.outcome is CaseOutcome.ERROR:

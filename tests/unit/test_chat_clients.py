@@ -12,6 +12,8 @@ import openai
 import pytest
 import pytest_asyncio
 
+from graphrag_orm.answers import ANSWER_SCHEMA as REPLY_SCHEMA
+from graphrag_orm.answers.followups import REWRITE_SCHEMA
 from graphrag_orm.chat import (
     ChatChunk,
     ChatClient,
@@ -24,9 +26,11 @@ from graphrag_orm.chat import (
     ScriptedChat,
     ScriptMissing,
 )
-from graphrag_orm.chat.endpoint import ChatEndpoint
+from graphrag_orm.chat.endpoint import ChatEndpoint, model_schema
+from graphrag_orm.communities.writers import REPORT_SCHEMA
 from graphrag_orm.errors import ConfigurationError, GraphRagError, ModelCallFailed
 from graphrag_orm.retry import is_transient_default
+from graphrag_orm.text2cypher import GRAPH_SCHEMA
 from tests.support.openai_server import DEFAULT_CHAT_REPLY, OpenAIServer
 
 COMPLETIONS = "/v1/chat/completions"
@@ -87,6 +91,25 @@ async def test_a_schema_is_sent_as_strict_structured_output(openai_server: OpenA
         "json_schema": {"name": "answer", "schema": ANSWER_SCHEMA, "strict": True},
     }
     assert body["max_completion_tokens"] == 300
+
+
+async def test_a_long_length_bound_never_reaches_the_server_it_is_said_in_words(
+    openai_server: OpenAIServer, chat: OpenAIChat
+) -> None:
+    # llama-cpp-python's grammar converter makes maxLength one nested rule per character and
+    # fails on a long one, then drops the connection: no schema sent to a model carries one.
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 4_000, "description": "Words."}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    await chat.complete(ask(response_schema=schema, schema_name="text"))
+    sent = openai_server.requests_to(COMPLETIONS)[0].body["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["text"] == {"type": "string", "description": "Words. (at most 4000 characters)"}
+    assert schema["properties"]["text"]["maxLength"] == 4_000  # the caller's schema is left as it was
+    for reply_schema in (REPLY_SCHEMA, REWRITE_SCHEMA, GRAPH_SCHEMA, REPORT_SCHEMA):
+        assert model_schema(reply_schema) == reply_schema  # the toolkit's reply schemas carry no length bound
 
 
 async def test_a_non_strict_schema_is_sent_without_the_flag(openai_server: OpenAIServer, chat: OpenAIChat) -> None:

@@ -355,3 +355,37 @@ async def test_a_url_whose_password_is_a_placeholder_is_recorded(tmp_path: Path)
     examples = "postgres://user:<password>@localhost/db, bolt://neo4j:${NEO4J_PASSWORD}@db, https://u:***@host"
     await recorder.chat(ScriptedChat(lambda request: f"for example {examples}")).complete(ask())
     assert len(recorder) == 1
+
+
+def _recording_of(path: Path, entries: list[dict[str, object]]) -> Path:
+    path.write_text(json.dumps({"format": "graphrag-orm-recording", "version": 1, "entries": entries}), "utf-8")
+    return path
+
+
+async def test_a_replayed_chat_is_labelled_with_the_recorded_model_and_dates_never_its_class(tmp_path: Path) -> None:
+    from graphrag_orm.evaluation.runner import label_of
+
+    entry = {"kind": "chat", "text": "{}", "finishReason": "stop", "usage": None}
+    path = _recording_of(
+        tmp_path / "r.json",
+        [
+            {**entry, "request": "a", "model": "qwen2.5-coder-0.5b", "date": "2026-12-05"},
+            {**entry, "request": "b", "model": "qwen2.5-coder-0.5b", "date": "2026-12-01"},
+            {"kind": "embedding", "request": "c", "model": "an-embedder", "date": "2026-11-01", "vectors": []},
+        ],
+    )
+    chat = Recorder(path, "replay").chat(None)
+    assert chat.model == "qwen2.5-coder-0.5b"
+    assert chat.label == "qwen2.5-coder-0.5b, recorded 2026-12-01 to 2026-12-05"
+    assert label_of(chat).label == chat.label and not label_of(chat).stand_in
+    empty = Recorder(_recording_of(tmp_path / "e.json", []), "replay").chat(None)
+    assert empty.model is None and empty.label == "an unnamed model, recorded"
+    assert "RecordingChat" not in label_of(empty).label
+
+
+async def test_a_recording_chat_is_labelled_with_its_inner_client_model(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    async with OpenAIChat("loopback-model", base_url=openai_server.url, api_key=API_KEY) as inner:
+        chat = Recorder(tmp_path / "r.json", "record").chat(inner)
+        assert chat.model == "loopback-model" and chat.label == "loopback-model (recording)"

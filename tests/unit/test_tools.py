@@ -49,7 +49,10 @@ def test_without_an_ontology_two_tools_are_offered_as_closed_openai_function_sch
         assert function["parameters"]["additionalProperties"] is False
     answer = offered["answer_from_documents"]["parameters"]
     assert answer["required"] == ["question"]
-    assert answer["properties"]["question"]["maxLength"] == 4_000
+    # No length bound reaches a model (grammar converters expand it rule by rule); it is in words.
+    question = answer["properties"]["question"]
+    assert "maxLength" not in question and "minLength" not in question
+    assert question["description"].endswith("(at most 4000 characters)")
     search = offered["search_documents"]["parameters"]
     assert search["required"] == ["query"]
     assert search["properties"]["limit"] | {"description": ""} == {
@@ -60,6 +63,41 @@ def test_without_an_ontology_two_tools_are_offered_as_closed_openai_function_sch
         "description": "",
     }
     json.dumps(definitions)  # JSON-ready as they are
+
+
+def _length_bounds(schema: Any) -> list[str]:
+    if isinstance(schema, dict):
+        found = [key for key in schema if key in ("minLength", "maxLength")]
+        return found + [key for value in schema.values() for key in _length_bounds(value)]
+    if isinstance(schema, list):
+        return [key for item in schema for key in _length_bounds(item)]
+    return []
+
+
+def test_the_schemas_offered_to_a_model_carry_no_length_bounds_and_mcp_keeps_them() -> None:
+    # llama-cpp-python's grammar converter makes a maxLength one nested rule per character and
+    # fails on a long one; the model sees the bound in words, MCP clients the full schema.
+    tools = GraphRagTools(rag(ontology=BIKES))
+    for definition in tools.definitions():
+        assert _length_bounds(definition) == [], definition["function"]["name"]
+    full = {spec.name: spec.input_schema for spec in tools.specs()}
+    assert full["answer_from_documents"]["properties"]["question"]["maxLength"] == 4_000
+    assert full["related_facts"]["properties"]["thing_id"] | {"description": ""} == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 128,
+        "description": "",
+    }
+    offered = functions(tools)["related_facts"]["parameters"]["properties"]["thing_id"]
+    assert offered == {"type": "string", "description": "A thingId that find_things returned. (at most 128 characters)"}
+    kind = functions(tools)["find_things"]["parameters"]["properties"]["kind"]
+    assert kind == full["find_things"]["properties"]["kind"]  # other keywords as they were
+
+
+async def test_a_question_past_the_bound_the_model_was_not_given_is_a_coded_tool_error() -> None:
+    result = await GraphRagTools(rag()).call("answer_from_documents", {"question": "x" * 4_001})
+    assert result.error is not None and result.error.code == "invalid-arguments"
+    assert result.error.message == "answer_from_documents: question is longer than 4000 characters"
 
 
 def test_with_an_ontology_find_things_and_related_facts_are_offered_with_its_kinds() -> None:

@@ -13,6 +13,7 @@ from mcp import Client
 from examples.recall.bikes import BIKES
 from graphrag_orm import GraphRag
 from graphrag_orm.chat import ExtractiveChat
+from graphrag_orm.chat.endpoint import model_schema
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.tools import INSTRUCTIONS, GraphRagTools
@@ -28,15 +29,20 @@ def rag() -> GraphRag:
     )
 
 
-async def test_the_server_lists_the_same_tools_with_the_same_input_schemas_as_the_openai_definitions() -> None:
+async def test_the_server_lists_the_same_tools_with_the_full_input_schemas_the_openai_definitions_derive_from() -> None:
     facade = rag()
     async with Client(build_mcp_server(facade)) as client:
         listed = await client.list_tools()
         assert client.instructions == INSTRUCTIONS
-    expected = {d["function"]["name"]: d["function"] for d in GraphRagTools(facade).definitions()}
+    tools = GraphRagTools(facade)
+    expected = {d["function"]["name"]: d["function"] for d in tools.definitions()}
+    full = {spec.name: spec.input_schema for spec in tools.specs()}
     assert [tool.name for tool in listed.tools] == list(expected)
     for tool in listed.tools:
-        assert tool.input_schema == expected[tool.name]["parameters"]
+        # MCP clients validate, so MCP lists the full schema (length bounds included); a model
+        # is offered the same schema without them (model_schema), the bound in words.
+        assert tool.input_schema == full[tool.name]
+        assert model_schema(tool.input_schema) == expected[tool.name]["parameters"]
         assert tool.description == expected[tool.name]["description"]
         assert tool.annotations is not None and tool.annotations.read_only_hint is True
 
