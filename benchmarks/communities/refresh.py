@@ -176,6 +176,9 @@ async def run(things: int, change: float) -> dict[str, Any]:
             steps["refresh"] = {
                 "seconds": time.perf_counter() - began,
                 "communities": refreshed.communities,
+                "communities_kept": refreshed.communities_kept,
+                "communities_replaced": refreshed.communities_replaced,
+                "communities_added": refreshed.communities_added,
                 "reports_kept": refreshed.reports_kept,
                 "reports_removed": refreshed.reports_removed,
             }
@@ -228,9 +231,11 @@ def report(result: dict[str, Any]) -> None:
                 "",
             ],
             [
-                "refresh (detect again, keep reports)",
+                "refresh (detect the touched subtrees again)",
                 f"{refresh['seconds']:.1f}",
-                f"{refresh['reports_kept']:,} kept, {refresh['reports_removed']:,} removed",
+                f"communities {refresh.get('communities_kept', 0):,} kept, "
+                f"{refresh.get('communities_replaced', 0):,} replaced, {refresh.get('communities_added', 0):,} added; "
+                f"reports {refresh['reports_kept']:,} kept, {refresh['reports_removed']:,} removed",
                 "",
             ],
             [

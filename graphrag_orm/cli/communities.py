@@ -196,8 +196,9 @@ def refresh(
     levels = ", ".join(f"level {level}: {count:,}" for level, count in enumerate(built.per_level)) or "none"
     console.print(
         f"{built.communities:,} communities ({levels}) over {built.things:,} things and "
-        f"{built.facts_read:,} facts in {built.seconds:.2f} s; reports kept: {built.reports_kept:,}, "
-        f"removed (inputs changed): {built.reports_removed:,}"
+        f"{built.facts_read:,} facts in {built.seconds:.2f} s; communities kept: {built.communities_kept:,}, "
+        f"replaced: {built.communities_replaced:,}, added: {built.communities_added:,}; "
+        f"reports kept: {built.reports_kept:,}, removed (inputs changed): {built.reports_removed:,}"
     )
     for limit in built.limits_reached:
         console.print(f"[yellow]limit reached[/] {limit.name} ({limit.value:,})")

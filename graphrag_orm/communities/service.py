@@ -1,5 +1,8 @@
 """Communities over the knowledge graph: read the facts, detect, write the result in one transaction.
 
+A build detects over the whole graph; a refresh only where the graph changed
+(:mod:`graphrag_orm.communities.local`).
+
 Detection runs in Python (:mod:`graphrag_orm.communities.detection`); the store reads the
 facts (one statement, at most ``max_facts``) and the build writes every community, its
 members and its parents in one write transaction of a few batched UNWIND statements, after
@@ -11,10 +14,12 @@ from __future__ import annotations
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from graphrag_orm.codes import LimitName
-from graphrag_orm.communities.detection import GraphFact, detect, fingerprint
+from graphrag_orm.communities.detection import DetectedCommunity, GraphFact, detect, fingerprint
+from graphrag_orm.communities.local import StoredCommunity, local_options, plan_refresh
 from graphrag_orm.communities.options import CommunityOptions
 from graphrag_orm.communities.statements import CommunityStatements
 from graphrag_orm.communities.values import (
@@ -89,24 +94,90 @@ class CommunityService:
         return await self._build(options or self.options, keep_reports=False)
 
     async def refresh(self, options: CommunityOptions | None = None) -> CommunitiesBuilt:
-        """Detect again and replace the stored communities, keeping each report whose inputs did not change.
+        """Detect again only where the graph changed, keeping each report whose inputs did not change.
 
-        A report is kept, linked to its community again, when the detection gives a community
-        with its id (the same level and members) and the fingerprint it was written from, no
-        removal has taken findings from it, and every chunk it cites is stored; the others go in
-        the same transaction. ``ReportService.write(only_missing=True)`` then writes only the
-        reports missing, one writer call each. Detection is seeded, so the same graph gives the
-        same communities and a refresh with nothing changed keeps every report.
+        Local: a top-level community whose subtree has no stale community (by
+        :func:`stale_communities`' rules) is kept whole, its ids, fingerprints and reports
+        untouched; the members of the other subtrees and the things placed in no community are
+        detected again on the subgraph the facts among them induce (same options and seed), and
+        only those subtrees are replaced, in one transaction (see
+        :mod:`graphrag_orm.communities.local`). Without stored communities, or past
+        ``max_facts``, the detection is over the whole graph, as a build's.
+
+        A report is kept, linked to its community again, when its community is stored with the
+        fingerprint it was written from, no removal has taken findings from it, and every chunk
+        it cites is stored; the others go in the same transaction.
+        ``ReportService.write(only_missing=True)`` then writes only the reports missing, one
+        writer call each. A refresh with nothing changed keeps every community and report.
         """
-        return await self._build(options or self.options, keep_reports=True)
-
-    async def _build(self, options: CommunityOptions, *, keep_reports: bool) -> CommunitiesBuilt:
+        options = options or self.options
         began = time.perf_counter()
-        build_id = f"communities-{uuid.uuid4().hex[:16]}"
         facts, label_of, limits = await self._read(options)
+        result = await self.store.read(self.statements.stored, name="communities.refresh.stored")
+        stored = [
+            StoredCommunity(
+                id=row["id"],
+                level=int(row["level"]),
+                fingerprint=str(row["fingerprint"]),
+                parent_id=row["parent"],
+                members=tuple(row["members"]),
+            )
+            for row in result
+        ]
+        if not stored or limits:
+            return await self._build(options, keep_reports=True, began=began, read=(facts, label_of, limits))
+        plan = plan_refresh(stored, facts, set(label_of))
+        detection = detect(plan.facts, local_options(options, plan.share))
+        limits.extend(detection.limits_reached)
+        kept = [c for c in stored if c.id in plan.kept]
+        return await self._write(
+            detection.communities,
+            label_of,
+            facts_read=len(facts),
+            limits=limits,
+            began=began,
+            keep_reports=True,
+            kept=kept,
+            replaced=sorted(plan.replaced),
+        )
+
+    async def _build(
+        self,
+        options: CommunityOptions,
+        *,
+        keep_reports: bool,
+        began: float | None = None,
+        read: tuple[list[GraphFact], dict[str, str], list[Limit]] | None = None,
+    ) -> CommunitiesBuilt:
+        began = time.perf_counter() if began is None else began
+        facts, label_of, limits = read or await self._read(options)
         detection = detect(facts, options)
         limits.extend(detection.limits_reached)
-        communities = detection.communities
+        return await self._write(
+            detection.communities,
+            label_of,
+            facts_read=len(facts),
+            limits=limits,
+            began=began,
+            keep_reports=keep_reports,
+            kept=[],
+            replaced=None,
+        )
+
+    async def _write(
+        self,
+        communities: Sequence[DetectedCommunity],
+        label_of: dict[str, str],
+        *,
+        facts_read: int,
+        limits: list[Limit],
+        began: float,
+        keep_reports: bool,
+        kept: Sequence[StoredCommunity],
+        replaced: Sequence[str] | None,
+    ) -> CommunitiesBuilt:
+        """Write ``communities`` in one transaction, removing every stored one (``replaced`` None) or those."""
+        build_id = f"communities-{uuid.uuid4().hex[:16]}"
         rows = [
             {"id": c.id, "level": c.level, "size": len(c.members), "facts": c.facts, "fingerprint": c.fingerprint}
             for c in communities
@@ -118,7 +189,7 @@ class CommunityService:
                 members[label_of[thing]].append({"thing": thing, "community": c.id})
         st = self.statements
 
-        keys = sorted(f"{c.id}|{c.fingerprint}" for c in communities)
+        keys = sorted([f"{c.id}|{c.fingerprint}" for c in communities] + [f"{c.id}|{c.fingerprint}" for c in kept])
 
         async def work(tx: StoreTransaction) -> tuple[int, int, int]:
             dropped = 0
@@ -137,7 +208,15 @@ class CommunityService:
                 # The previous build's reports describe communities this build replaces.
                 for clear in st.clear_reports:
                     await tx.run(clear, name="communities.clear")
-            removed = int((await tx.run(st.clear, name="communities.clear")).value("removed", 0))
+            removed = 0
+            if replaced is None:
+                removed = int((await tx.run(st.clear, name="communities.clear")).value("removed", 0))
+            else:
+                for start in range(0, len(replaced), MAX_COMMUNITY_WRITE_ROWS):
+                    ids = list(replaced[start : start + MAX_COMMUNITY_WRITE_ROWS])
+                    removed += int(
+                        (await tx.run(st.remove, {"ids": ids}, name="communities.refresh.remove")).value("removed", 0)
+                    )
             for batch in _batches(rows):
                 await tx.run(st.create, {"rows": batch, "build": build_id}, name="communities.create")
             for batch in _batches(parents):
@@ -145,21 +224,30 @@ class CommunityService:
             for label in sorted(members):
                 for batch in _batches(members[label]):
                     await tx.run(st.members(label), {"rows": batch, "build": build_id}, name="communities.members")
-            kept = 0
+            relinked = 0
             if keep_reports:
-                kept = int((await tx.run(st.relink_reports, name="communities.refresh.relink")).value("kept", 0))
-            return removed, kept, dropped
+                relinked = int((await tx.run(st.relink_reports, name="communities.refresh.relink")).value("kept", 0))
+            for start in range(0, len(kept), MAX_COMMUNITY_WRITE_ROWS):
+                # A kept community's report never left it; those relinked are the re-detected ones'.
+                ids = [c.id for c in kept[start : start + MAX_COMMUNITY_WRITE_ROWS]]
+                found = await tx.run(st.reports_of, {"ids": ids}, name="communities.refresh.kept")
+                relinked += int(found.value("reports", 0))
+            return removed, relinked, dropped
 
-        removed, kept, dropped = await self.store.write(work)
-        levels = max((c.level for c in communities), default=-1) + 1
+        removed, relinked, dropped = await self.store.write(work)
+        levels_of = [c.level for c in communities] + [c.level for c in kept]
+        levels = max(levels_of, default=-1) + 1
         return CommunitiesBuilt(
             build_id=build_id,
-            communities=len(communities),
-            per_level=tuple(sum(1 for c in communities if c.level == level) for level in range(levels)),
+            communities=len(levels_of),
+            per_level=tuple(sum(1 for level in levels_of if level == at) for at in range(levels)),
             things=len(label_of),
-            facts_read=len(facts),
+            facts_read=facts_read,
             removed=removed,
-            reports_kept=kept,
+            communities_kept=len(kept),
+            communities_replaced=removed,
+            communities_added=len(communities),
+            reports_kept=relinked,
             reports_removed=dropped,
             seconds=round(time.perf_counter() - began, 3),
             limits_reached=tuple(limits),

@@ -97,6 +97,32 @@ class CommunityStatements:
         return f"MATCH (c:{self.community}) CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
 
     @property
+    def reports_of(self) -> str:
+        """``$ids``: the ``reports`` linked to those communities."""
+        return (
+            f"UNWIND $ids AS cid MATCH (:{self.community} {{id: cid}})-[:{HAS_REPORT}]->(r) RETURN count(r) AS reports"
+        )
+
+    @property
+    def remove(self) -> str:
+        """``$ids``: the communities a local refresh replaces, with their ``IN_COMMUNITY``; ``removed``."""
+        return (
+            f"UNWIND $ids AS cid MATCH (c:{self.community} {{id: cid}}) CALL (c) {{ DETACH DELETE c }} "
+            "RETURN count(*) AS removed"
+        )
+
+    @property
+    def stored(self) -> str:
+        """Every stored community as a refresh reads it: ``id``, ``level``, ``fingerprint``, ``parent``, ``members``."""
+        c = self.community
+        return (
+            f"MATCH (c:{c}) OPTIONAL MATCH (c)-[:{PARENT_COMMUNITY}]->(p:{c}) "
+            "RETURN c.id AS id, c.level AS level, c.fingerprint AS fingerprint, p.id AS parent, "
+            f"COLLECT {{ MATCH (t)-[:{IN_COMMUNITY}]->(c) WHERE t.id IS NOT NULL RETURN t.id }} AS members "
+            "ORDER BY level, id"
+        )
+
+    @property
     def create(self) -> str:
         return (
             f"UNWIND $rows AS row CREATE (c:{self.community}) SET c.id = row.id, c.level = row.level, "

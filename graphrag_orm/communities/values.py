@@ -31,9 +31,12 @@ __all__ = [
 class CommunitiesBuilt(Value):
     """One build: the communities written per level, the facts read, the limits reached.
 
-    ``removed`` counts the communities replaced. A refresh (``CommunityService.refresh``)
-    also counts the reports it kept (``reports_kept``) and those it removed because their
-    inputs changed (``reports_removed``); a build removes every report.
+    ``removed`` counts the communities replaced. ``communities`` counts those stored after
+    it: ``communities_kept`` left as they were (a refresh's untouched subtrees; none after a
+    build) and ``communities_added`` written by it; ``communities_replaced`` is ``removed``.
+    A refresh (``CommunityService.refresh``) also counts the reports it kept
+    (``reports_kept``) and those it removed because their inputs changed
+    (``reports_removed``); a build removes every report.
     """
 
     build_id: str
@@ -42,6 +45,9 @@ class CommunitiesBuilt(Value):
     things: int = 0
     facts_read: int = 0
     removed: int = 0
+    communities_kept: int = 0
+    communities_replaced: int = 0
+    communities_added: int = 0
     reports_kept: int = 0
     reports_removed: int = 0
     seconds: float = 0.0
