@@ -8,11 +8,18 @@ from typing import Any
 
 import pytest
 
+from graphrag_orm import ConnectionSettings, GraphRag, Sources
+from graphrag_orm.chat import ExtractiveChat
 from graphrag_orm.codes import ErrorCode
+from graphrag_orm.embeddings import HashingEmbedder
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import TenantError
+from graphrag_orm.layout import Layout
 from graphrag_orm.store import StatementEvent, Store, StoreTransaction
+from graphrag_orm.store.neomodel import attach_neomodel
 from graphrag_orm.store.sandbox import CypherSandbox
 from graphrag_orm.tenancy import Tenant
+from graphrag_orm.text2cypher import Text2CypherOptions
 
 
 def tenanted(store: Store, tenant: str | None = None) -> Store:
@@ -91,3 +98,42 @@ async def test_caller_cypher_is_refused_in_a_tenanted_graph(store: Store) -> Non
     assert refused.value.code == ErrorCode.TENANT_REFUSED
     assert events == []
     assert (await CypherSandbox().run(store, "RETURN 1 AS one")).rows == ({"one": 1},)
+
+
+def tenanted_rag(tenant: str | None, **extra: Any) -> GraphRag:
+    return GraphRag(
+        embedding_set=OFFLINE_EMBEDDING_SET,
+        embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+        chat=ExtractiveChat(),
+        layout=Layout.DEFAULT.replace(tenancy="required"),
+        tenant=tenant,
+        **extra,
+    )
+
+
+async def test_a_tenanted_facade_without_a_tenant_refuses_before_any_statement(
+    graph: None, store: Store, neo4j_settings: ConnectionSettings
+) -> None:
+    facade = tenanted_rag(None)
+    with pytest.raises(TenantError) as refused:
+        await facade.connect(neo4j_settings)
+    assert refused.value.code == ErrorCode.TENANT_REQUIRED
+    facade = tenanted_rag(None)
+    await facade.connect(neo4j_settings, check_schema=False)
+    try:
+        with pytest.raises(TenantError) as retrieval:
+            await facade.retriever.retrieve("Who may borrow?")
+        assert retrieval.value.code == ErrorCode.TENANT_REQUIRED
+        with pytest.raises(TenantError) as ingestion:
+            await facade.ingestion.ingest([Sources.text("a", "Members can borrow twelve items.")])
+        assert ingestion.value.code == ErrorCode.TENANT_REQUIRED
+    finally:
+        await facade.close()
+        await attach_neomodel(store.driver, store.database)
+    assert (await store.read("MATCH (d:Document) RETURN count(d) AS n")).value("n") == 0
+
+
+def test_text2cypher_is_refused_on_a_tenanted_layout() -> None:
+    with pytest.raises(TenantError) as refused:
+        tenanted_rag("acme", text2cypher=Text2CypherOptions())
+    assert refused.value.code == ErrorCode.TENANT_REFUSED
