@@ -237,6 +237,15 @@ class ErrorCode(StrEnum):
     #: A Cypher expansion in a scoped retrieval that the application has not marked trusted.
     EXPANSION_NOT_TRUSTED = "expansion-not-trusted"
     INVALID_EXPORT = "invalid-export"
+    # tenancy (graphrag_orm.tenancy)
+    #: A tenant value that is not one (empty, too long, characters outside the allowed set).
+    INVALID_TENANT = "invalid-tenant"
+    #: A statement of a tenanted graph's store that was built without a tenant: nothing was sent.
+    TENANT_REQUIRED = "tenant-required"
+    #: A statement that names another tenant than its store's (a ``tenant`` parameter of its own).
+    TENANT_MISMATCH = "tenant-mismatch"
+    #: A surface a tenanted graph refuses (Text2Cypher, caller Cypher, expansions not vouched for).
+    TENANT_REFUSED = "tenant-refused"
     # maintenance
     FOREIGN_GRAPH = "foreign-graph"
     FACT_UPDATES_EXCEEDED = "fact-updates-exceeded"

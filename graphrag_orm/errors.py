@@ -90,6 +90,7 @@ __all__ = [
     "ScriptMissing",
     "StandInUnsupported",
     "StoreNotConnected",
+    "TenantError",
     "UndoRefused",
     "Unreadable",
 ]
@@ -214,6 +215,11 @@ class ScopeError(GraphRagError):
     ``query-timeout``, ``too-deep``, ``regex-not-allowed``, ``range-too-large``,
     ``vector-not-readable``), with the :class:`QueryRefused` as ``__cause__``.
     """
+
+
+class TenantError(GraphRagError):
+    """A tenancy refusal (:mod:`graphrag_orm.tenancy`): ``invalid-tenant``, ``tenant-required``,
+    ``tenant-mismatch`` or ``tenant-refused``; raised before any statement goes out."""
 
 
 class QueryRefused(GraphRagError):

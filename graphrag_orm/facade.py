@@ -42,6 +42,7 @@ from graphrag_orm.retry import RetryPolicy
 from graphrag_orm.schema import Schema
 from graphrag_orm.store import ConnectionSettings, Store, open_driver
 from graphrag_orm.store.neomodel import attach_neomodel, detach_neomodel
+from graphrag_orm.tenancy import Tenant, refuse_in_tenanted_graph
 from graphrag_orm.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -114,6 +115,7 @@ class GraphRag:
         text2cypher: Text2CypherOptions | None = None,
         routes: Sequence[RetrievalRoute] = (),
         stages: Sequence[RetrievalStage] = (),
+        tenant: Tenant | str | None = None,
     ) -> None:
         self.embedding_set = embedding_set
         #: An application's own retrieval routes and stages (a reranker), named in ``options.retrieval``.
@@ -127,7 +129,9 @@ class GraphRag:
         self.options = options or GraphRagOptions()
         self.model: LexicalModel = for_layout(layout)
         #: The one way this object's services reach Neo4j; ``connect()`` gives it a driver.
-        self.store = Store()
+        #: A tenanted layout's store refuses every statement without a tenant (docs/tenancy.md).
+        self.tenant = Tenant.of(tenant)
+        self.store = Store(tenanted=layout.tenanted, tenant=self.tenant)
         self._driver: neo4j.AsyncDriver | None = None
         self._sync: SyncGraphRag | None = None
         options = self.options
@@ -174,6 +178,9 @@ class GraphRag:
         # collide still fails in the constructor (ValueError), not on first use.
         self._expected_schema: list[SchemaDefinition] = Schema.definitions(layout, embedding_set)
         # Text2Cypher runs model-written queries: off unless asked for, and never without a model.
+        if text2cypher is not None:
+            # A tenant that needs graph questions needs its own database (docs/tenancy.md).
+            refuse_in_tenanted_graph(layout.tenanted, "Text2Cypher")
         if text2cypher is not None and chat is None:
             raise ConfigurationError(ErrorCode.INVALID_OPTION, "text2cypher needs a chat client (GraphRag(chat=...))")
 

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.tenancy import check_tenancy_mode
 
 __all__ = ["DEFAULT_STAGING_PROPERTY", "FIXED_CHUNK_PROPERTIES", "Layout", "validate_identifier"]
 
@@ -93,9 +94,15 @@ class Layout:
     # None: derived from the prefix (and, for the vector index, the embedding set).
     vector_index: str | None = field(default=None)
     fulltext_index: str | None = field(default=None)
+    #: ``"off"`` (one tenant, the default) or ``"required"``: a tenanted graph, whose store
+    #: refuses every statement until bound to a :class:`graphrag_orm.tenancy.Tenant`.
+    tenancy: str = "off"
 
     def __post_init__(self) -> None:
+        check_tenancy_mode(self.tenancy)
         for item in fields(self):
+            if item.name == "tenancy":
+                continue
             value = getattr(self, item.name)
             if value is None and item.name in ("vector_index", "fulltext_index"):
                 continue
@@ -140,6 +147,11 @@ class Layout:
             self.next_chunk_type,
             self.subsection_type,
         )
+
+    @property
+    def tenanted(self) -> bool:
+        """Whether the graph holds many tenants (``tenancy="required"``)."""
+        return self.tenancy == "required"
 
     def replace(self, **changes: Any) -> Layout:
         """A copy with ``changes`` applied and validated (same as ``dataclasses.replace``)."""

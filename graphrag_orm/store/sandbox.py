@@ -79,6 +79,7 @@ from graphrag_orm.errors import QueryRefused
 from graphrag_orm.layout import DEFAULT_STAGING_PROPERTY
 from graphrag_orm.store.gate import CypherGate, check_vector_reads
 from graphrag_orm.store.store import Plan, Result, Store, StoreTransaction
+from graphrag_orm.tenancy import refuse_in_tenanted_graph
 from graphrag_orm.values import Options, strings_in
 
 __all__ = [
@@ -330,6 +331,8 @@ class CypherSandbox:
         ``not-read-only``, ``unknown-name``, ``query-failed``, ``query-timeout``) otherwise. Sends nothing the
         text gate refused; returns or raises within ``timeout_seconds`` plus
         :data:`DEADLINE_GRACE_SECONDS`."""
+        # Caller, model and expansion Cypher cannot be fenced to one tenant yet (docs/tenancy.md).
+        refuse_in_tenanted_graph(store.tenanted, "caller-supplied Cypher (a Cypher scope, an expansion, Text2Cypher)")
         limits = limits or SandboxLimits()
         self.check(cypher, parameters)
         try:

@@ -36,6 +36,7 @@ benchmarks' statement counts use them; nothing patches the driver.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -51,6 +52,7 @@ from neo4j.exceptions import DriverError, Neo4jError, TransientError
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import StoreNotConnected
 from graphrag_orm.store.plans import OTHER_CLASSIFICATIONS, Plan, UnknownName, noticed, plan_of
+from graphrag_orm.tenancy import Tenant, statement_parameters
 
 __all__ = [
     "DEFAULT_WRITE_ATTEMPTS",
@@ -224,7 +226,7 @@ class StoreTransaction:
         stops the read after the record that passes it, which is not kept."""
         began = time.perf_counter()
         try:
-            result = await self._tx.run(cypher, dict(parameters or {}))
+            result = await self._tx.run(cypher, self._store.parameters(parameters))
             keys, records, counters, truncated, bytes_cut = await _consume(result, max_rows, max_bytes)
         except BaseException as error:
             self._store._emit(name, self.mode, began, 0, {}, type(error).__name__)
@@ -236,7 +238,7 @@ class StoreTransaction:
         """The server's plan of ``cypher`` (sent as ``EXPLAIN`` + ``cypher``), which is not run."""
         began = time.perf_counter()
         try:
-            result = await self._tx.run("EXPLAIN " + cypher, dict(parameters or {}))
+            result = await self._tx.run("EXPLAIN " + cypher, self._store.parameters(parameters))
             summary = await result.consume()
         except BaseException as error:
             self._store._emit(name, self.mode, began, 0, {}, type(error).__name__)
@@ -265,8 +267,13 @@ class Store:
         database: str | None = None,
         hooks: Sequence[StatementHook] = (),
         causal_consistency: bool | None = None,
+        tenanted: bool = False,
+        tenant: Tenant | None = None,
     ) -> None:
         self._driver = driver
+        #: A tenanted graph's store refuses every statement until bound to a tenant.
+        self.tenanted = tenanted
+        self.tenant = tenant
         self.database = database
         self._hooks: list[StatementHook] = list(hooks)
         #: ``None``: bookmarks on a routing driver only; ``True``/``False``: always/never.
@@ -301,6 +308,17 @@ class Store:
     def uses_bookmarks(self) -> bool:
         """Whether the store's sessions share a bookmark manager (see the module's docstring)."""
         return self._bookmarks is not None
+
+    def for_tenant(self, tenant: Tenant | str) -> Store:
+        """A store of the same driver, hooks and bookmarks whose statements carry ``$tenant``."""
+        bound = copy.copy(self)
+        bound.tenant = Tenant.of(tenant)
+        bound.reader = _Reader(bound)
+        return bound
+
+    def parameters(self, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The parameters a statement is sent with (``tenant-required`` refuses before it goes out)."""
+        return statement_parameters(self.tenanted, self.tenant, parameters)
 
     def unbind(self) -> None:
         self._driver = None
@@ -359,6 +377,7 @@ class Store:
         in an explicit transaction, so a ``timeout`` is never exceeded by retries
         (caller-supplied Cypher).
         """
+        sent = self.parameters(parameters)
         if not retry:
 
             async def work(tx: StoreTransaction) -> Result:
@@ -370,7 +389,7 @@ class Store:
             began = time.perf_counter()
             try:
                 async with self._session(AccessMode.READ) as session:
-                    result = await session.run(query, dict(parameters or {}))
+                    result = await session.run(query, sent)
                     keys, records, counters, truncated, _ = await _consume(result, max_rows)
             except (Neo4jError, DriverError) as error:
                 self._emit(name, AccessMode.READ, began, 0, {}, type(error).__name__)
@@ -400,6 +419,7 @@ class Store:
         unless given); the server computes no more of a statement's records ahead of the
         reader than that. ``notices``: the server reports the names a statement uses that
         the database has never held (:attr:`Plan.unknown` of an EXPLAIN)."""
+        self.parameters(None)  # a tenanted store without a tenant opens no transaction
         with noticed(notices):
             async with self._session(AccessMode.READ, fetch_size, notices) as session:
                 if not retry:
@@ -427,6 +447,7 @@ class Store:
         the last one is raised. Any other error is raised at once.
         """
         attempts = max(1, min(attempts, MAX_WRITE_ATTEMPTS))
+        self.parameters(None)  # a tenanted store without a tenant opens no transaction
         for attempt in range(attempts):
             try:
                 async with self._session(AccessMode.WRITE) as session:
@@ -448,10 +469,11 @@ class Store:
         self, cypher: str, parameters: Mapping[str, Any] | None = None, *, name: str = "execute"
     ) -> Result:
         """One auto-commit statement in WRITE mode (schema commands, ``CALL ... IN TRANSACTIONS``)."""
+        sent = self.parameters(parameters)
         began = time.perf_counter()
         async with self._session(AccessMode.WRITE) as session:
             try:
-                result = await session.run(cypher, dict(parameters or {}))
+                result = await session.run(cypher, sent)
                 keys, records, counters, truncated, _ = await _consume(result, None)
             except BaseException as error:
                 self._emit(name, AccessMode.WRITE, began, 0, {}, type(error).__name__)

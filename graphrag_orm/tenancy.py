@@ -1,0 +1,114 @@
+"""Tenants: one graph, many customers (issue 31, first slice; see docs/tenancy.md).
+
+A :class:`Tenant` is a validated value, never a free string: it reaches Cypher only as
+the ``$tenant`` parameter, which the store binds itself (:meth:`Store.for_tenant`). A
+layout with ``tenancy="required"`` marks a tenanted graph; a store of a tenanted graph
+refuses every statement until it is bound to a tenant (``tenant-required``), and refuses
+a statement that brings a ``tenant`` parameter of its own (``tenant-mismatch``), before
+anything goes out. Surfaces a tenanted graph cannot fence yet (Text2Cypher, caller
+Cypher, expansions) are refused with :func:`refuse_in_tenanted_graph` (``tenant-refused``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from graphrag_orm.codes import ErrorCode
+from graphrag_orm.errors import ConfigurationError, TenantError
+
+__all__ = [
+    "MAX_TENANT_LENGTH",
+    "TENANCY_MODES",
+    "TENANT_ENV",
+    "TENANT_PARAMETER",
+    "TENANT_PROPERTY",
+    "Tenant",
+    "refuse_in_tenanted_graph",
+    "statement_parameters",
+]
+
+MAX_TENANT_LENGTH = 128
+"""Characters of a tenant value; a longer one is ``invalid-tenant``."""
+
+TENANCY_MODES = ("off", "required")
+"""A layout's ``tenancy``: ``off`` (the default, one tenant) or ``required``."""
+
+TENANT_PROPERTY = "tenant"
+"""The property documents, sections, chunks, runs and leases of a tenanted graph carry."""
+
+TENANT_PARAMETER = "tenant"
+"""The statement parameter the store binds to its tenant's value."""
+
+TENANT_ENV = "GRAPHRAG_TENANT"
+"""The environment variable the CLI reads when ``--tenant`` is not given."""
+
+# Letters, digits and ``._:@-``, starting with a letter or digit: what an application's
+# customer ids look like; no spaces, quotes, backticks or control characters.
+_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    """One tenant: ``Tenant("acme")``; anything else than a plain id is ``invalid-tenant``."""
+
+    value: str
+
+    def __post_init__(self) -> None:
+        value = self.value
+        if not isinstance(value, str) or not 0 < len(value) <= MAX_TENANT_LENGTH or not _VALUE.fullmatch(value):
+            shown = value[:40] if isinstance(value, str) else type(value).__name__
+            raise TenantError(
+                ErrorCode.INVALID_TENANT,
+                f"tenant {shown!r} is not a tenant id (1..{MAX_TENANT_LENGTH} letters, digits or '._:@-')",
+            )
+
+    @classmethod
+    def of(cls, value: Tenant | str | None) -> Tenant | None:
+        """``value`` as a tenant: a :class:`Tenant` as it is, a string validated, ``None`` kept."""
+        if value is None or isinstance(value, Tenant):
+            return value
+        return cls(value)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def check_tenancy_mode(mode: Any) -> str:
+    """``mode`` if it is one of :data:`TENANCY_MODES`; otherwise ``invalid-layout``."""
+    if mode not in TENANCY_MODES:
+        raise ConfigurationError(ErrorCode.INVALID_LAYOUT, f"tenancy {mode!r} is not one of {', '.join(TENANCY_MODES)}")
+    return str(mode)
+
+
+def refuse_in_tenanted_graph(tenanted: bool, what: str) -> None:
+    """Raise ``tenant-refused`` when ``tenanted``: ``what`` cannot be fenced to one tenant yet."""
+    if tenanted:
+        raise TenantError(
+            ErrorCode.TENANT_REFUSED,
+            f"{what} is refused in a tenanted graph; a tenant that needs it needs its own database",
+        )
+
+
+def statement_parameters(tenanted: bool, tenant: Tenant | None, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A statement's parameters as the store sends them; the one enforcement point.
+
+    Untenanted: ``parameters`` as they are. Tenanted: refused without a tenant
+    (``tenant-required``) or with a ``tenant`` parameter naming another one
+    (``tenant-mismatch``); otherwise ``$tenant`` is the store's tenant's value.
+    """
+    sent = dict(parameters or {})
+    if not tenanted:
+        return sent
+    if tenant is None:
+        raise TenantError(
+            ErrorCode.TENANT_REQUIRED,
+            "this graph is tenanted: bind the store or service to a tenant (Store.for_tenant, --tenant)",
+        )
+    given = sent.get(TENANT_PARAMETER, tenant.value)
+    if given != tenant.value:
+        raise TenantError(ErrorCode.TENANT_MISMATCH, "a statement named another tenant than its store's; not sent")
+    sent[TENANT_PARAMETER] = tenant.value
+    return sent
