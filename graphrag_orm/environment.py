@@ -236,7 +236,7 @@ def embedding_set_from_env(
 ) -> EmbeddingSet:
     """The set named by the arguments, else by GRAPHRAG_EMBEDDING_MODEL and
     GRAPHRAG_EMBEDDING_DIMENSIONS. Neither gives the default local model's set when the
-    ``local`` extra is installed, else the offline set; ``hashing`` (HASHING_MODEL_NAME)
+    ``local`` extra is installed (its files fetched on first use), else the offline set; ``hashing`` (HASHING_MODEL_NAME)
     gives the offline set. A local model's name alone gives its set. Only one of the two
     otherwise, or dimensions that are not a number, is ``ConfigurationError("invalid-option")``."""
     environ = os.environ if environ is None else environ
@@ -254,7 +254,7 @@ def embedding_set_from_env(
     if model in LOCAL_MODELS and dimensions is None:
         dimensions = LOCAL_MODELS[model].dimensions
     if model is None and dimensions is None:
-        if LocalEmbedder.available(DEFAULT_LOCAL_MODEL):
+        if LocalEmbedder.installed(DEFAULT_LOCAL_MODEL):
             return EmbeddingSet(model=DEFAULT_LOCAL_MODEL, dimensions=LOCAL_MODELS[DEFAULT_LOCAL_MODEL].dimensions)
         return OFFLINE_EMBEDDING_SET
     if model is None or dimensions is None:

