@@ -125,7 +125,7 @@ fi
 
 step "migrations apply (no embedding variable: the local model's set)"
 "$cli" migrations apply | tee "$work/apply.txt"
-grep -q "all-MiniLM-L6-v2-int8:384:cosine" "$work/apply.txt" || fail "migrations apply did not take the local model's set"
+grep -q "e5-small-v2-int8:384:cosine" "$work/apply.txt" || fail "migrations apply did not take the local model's set"
 "$cli" migrations status | tee "$work/status.txt"
 grep -q "embedding_384_cosine_.*applied" "$work/status.txt" || fail "no applied revision builds the 384-dimension index"
 
@@ -230,6 +230,6 @@ demo_server=1
 NEO4J_URI="bolt://127.0.0.1:$demo_port" NEO4J_PASSWORD="${NEO4J_PASSWORD:-graphrag-local}" \
   "$work/venv/bin/python" "$work/examples/recall/run.py" | tee "$work/demo.txt" || fail "the demo exited non-zero"
 grep -q "demo complete" "$work/demo.txt" || fail "the demo did not complete"
-grep -q "LocalEmbedder\|all-MiniLM" "$work/demo.txt" || fail "the demo did not run the local embedding model"
+grep -q "LocalEmbedder e5-small-v2" "$work/demo.txt" || fail "the demo did not run the local embedding model"
 "$cli" neo4j stop --home-dir "$demo_home"
 demo_server=""
