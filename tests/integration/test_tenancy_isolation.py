@@ -26,7 +26,7 @@ from graphrag_orm.errors import DocumentNotResolved, SchemaMismatch
 from graphrag_orm.evidence import Evidence, Route
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, Migrator
-from graphrag_orm.retrieval import RetrievalOptions
+from graphrag_orm.retrieval import DocumentFilter, DocumentsScope, MetadataScope, RetrievalOptions
 from graphrag_orm.sources import Source
 from graphrag_orm.store import Store
 from tests.database import drop_all_schema, wipe_data
@@ -197,6 +197,44 @@ async def test_retrieval_of_one_tenant_returns_nothing_of_the_other(
         assert SECRETS[name] in text  # the tenant's own secret is found
     # ...and with the other tenant's documents in the graph: not one byte, id or count differs.
     assert shape(await tenants["acme"].retriever.retrieve(QUESTION, options), route) == alone
+
+
+SCOPES = {
+    # Every document by metadata: exact scoring inside the scope.
+    "metadata-exact": RetrievalOptions(scope=MetadataScope(filter=DocumentFilter(uri_prefix="text:"))),
+    # The same, over-fetching the indexes (a scope over the exact bound).
+    "metadata-over-fetch": RetrievalOptions(
+        scope=MetadataScope(filter=DocumentFilter(uri_prefix="text:")), scope_exact_chunks=1
+    ),
+}
+
+
+@pytest.mark.parametrize("scope", sorted(SCOPES))
+async def test_a_scope_of_one_tenant_holds_only_its_own_documents(
+    tenants: dict[str, GraphRag], store: Store, scope: str
+) -> None:
+    options = SCOPES[scope]
+    acme = tenants["acme"]
+    await acme.ingestion.ingest(sources("acme"))
+    alone = shape(await acme.retriever.retrieve(QUESTION, options), "hybrid")
+    await tenants["globex"].ingestion.ingest(sources("globex"))
+    evidence = await acme.retriever.retrieve(QUESTION, options)
+    assert_nothing_of("globex", evidence.model_dump_json(), await stored_ids(store, "globex"))
+    assert SECRETS["acme"] in evidence.model_dump_json().replace(QUESTION, "")
+    assert shape(evidence, "hybrid") == alone  # the scope's documents and chunks: the tenant's alone
+
+
+async def test_a_scope_naming_another_tenants_documents_finds_nothing(
+    tenants: dict[str, GraphRag], store: Store
+) -> None:
+    for name, facade in tenants.items():
+        await facade.ingestion.ingest(sources(name))
+    globex = await stored_ids(store, "globex")
+    scope = DocumentsScope(document_ids=tuple(globex))
+    evidence = await tenants["acme"].retriever.retrieve(QUESTION, RetrievalOptions(scope=scope))
+    assert evidence.items == ()
+    assert evidence.scope is not None and (evidence.scope.documents, evidence.scope.chunks) == (0, 0)
+    assert_nothing_of("globex", evidence.model_dump_json(), globex)
 
 
 async def test_a_short_full_text_search_in_a_tenanted_graph_is_reported(tenants: dict[str, GraphRag]) -> None:
