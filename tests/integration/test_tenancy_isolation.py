@@ -199,6 +199,27 @@ async def test_retrieval_of_one_tenant_returns_nothing_of_the_other(
     assert shape(await tenants["acme"].retriever.retrieve(QUESTION, options), route) == alone
 
 
+async def test_an_expansion_never_crosses_into_another_tenants_chunks(
+    tenants: dict[str, GraphRag], store: Store
+) -> None:
+    # Neighbours and shared votes follow NEXT_CHUNK; the toolkit writes it inside one document,
+    # so a forged edge between tenants is what an expansion must still not cross.
+    options = RetrievalOptions(neighbour_chunks=2, shared_votes=True)
+    for name, facade in tenants.items():
+        await facade.ingestion.ingest(sources(name))
+    acme = tenants["acme"]
+    before = shape(await acme.retriever.retrieve(QUESTION, options), "hybrid")
+    await store.execute(
+        "MATCH (a:Chunk {tenant: 'acme'}), (b:Chunk {tenant: 'globex'}) "
+        "WHERE a.order = b.order AND a.text <> b.text CREATE (a)-[:NEXT_CHUNK {runId: 'forged'}]->(b) "
+        "CREATE (b)-[:NEXT_CHUNK {runId: 'forged'}]->(a)"
+    )
+    assert (await store.read("MATCH ()-[r:NEXT_CHUNK {runId: 'forged'}]->() RETURN count(r) AS n")).value("n") > 0
+    evidence = await acme.retriever.retrieve(QUESTION, options)
+    assert_nothing_of("globex", evidence.model_dump_json(), await stored_ids(store, "globex"))
+    assert shape(evidence, "hybrid") == before
+
+
 SCOPES = {
     # Every document by metadata: exact scoring inside the scope.
     "metadata-exact": RetrievalOptions(scope=MetadataScope(filter=DocumentFilter(uri_prefix="text:"))),

@@ -10,15 +10,18 @@ import pytest
 from graphrag_orm.catalog.statements import CatalogStatements
 from graphrag_orm.codes import LimitName
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.evaluation.stored import StoredChunks
 from graphrag_orm.evidence import Route
 from graphrag_orm.ingestion.statements import DocumentStatements, LeaseStatements, RunStatements, Statement
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, next_revision
 from graphrag_orm.models import for_layout
+from graphrag_orm.retrieval.fusion import fuse_clause
 from graphrag_orm.retrieval.routes import MAX_OVER_FETCH, RouteSearch, tenant_over_fetch
 from graphrag_orm.retrieval.statements import RetrievalStatements
 from graphrag_orm.schema import CompositeUniqueConstraint, RangeIndex, Schema, VectorIndex
 from graphrag_orm.sources import Sources, document_id
+from graphrag_orm.store import Store
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 TENANTED = Layout.DEFAULT.replace(tenancy="required")
@@ -51,6 +54,9 @@ def statements(layout: Layout) -> dict[str, str]:
     found["RetrievalStatements.metadata"] = retrieval.metadata(())
     found["RetrievalStatements.metadata.publisher"] = retrieval.metadata(("publisher",))
     found["RetrievalStatements.fuse"] = retrieval.fuse(2)
+    found["fuse_clause"] = fuse_clause(names)
+    stored = StoredChunks(Store(), for_layout(layout))
+    found["StoredChunks.statement"], found["StoredChunks.uris_statement"] = stored.statement, stored.uris_statement
     return found
 
 
@@ -77,6 +83,9 @@ def test_a_tenanted_layouts_writes_stamp_and_match_the_tenant() -> None:
     assert "FOR $vector WHERE c.tenant = $tenant LIMIT $vectorFetch" in rendered["RetrievalStatements.vector"]
     assert "YIELD node AS c, score WHERE c.tenant = $tenant" in rendered["RetrievalStatements.full_text"]
     assert "LIMIT $k" in rendered["RetrievalStatements.full_text"]
+    # A shared vote follows NEXT_CHUNK from the tenant's chunk to the tenant's chunk only.
+    assert "(h:Chunk {id: hit.id, tenant: $tenant})" in rendered["fuse_clause"]
+    assert "AND o.tenant = $tenant" in rendered["fuse_clause"]
 
 
 def test_the_untenanted_schema_is_the_toolkits_chain_unchanged() -> None:
