@@ -23,9 +23,9 @@ from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import DocumentNotResolved, SchemaMismatch
-from graphrag_orm.evidence import Evidence, Route
+from graphrag_orm.evidence import Evidence, Route, ScopeStrategy
 from graphrag_orm.layout import Layout
-from graphrag_orm.migrate import Chain, Migrator
+from graphrag_orm.migrate import Chain, Migrator, next_revision
 from graphrag_orm.retrieval import DocumentFilter, DocumentsScope, MetadataScope, RetrievalOptions
 from graphrag_orm.sources import Source
 from graphrag_orm.store import Store
@@ -256,6 +256,29 @@ async def test_a_scope_naming_another_tenants_documents_finds_nothing(
     assert evidence.items == ()
     assert evidence.scope is not None and (evidence.scope.documents, evidence.scope.chunks) == (0, 0)
     assert_nothing_of("globex", evidence.model_dump_json(), globex)
+
+
+async def test_a_scope_filtered_inside_the_vector_index_is_the_tenants(
+    tenants: dict[str, GraphRag], store: Store
+) -> None:
+    # The vector index declares the document id too (an application's reviewed revision):
+    # a scope of whole documents is filtered by tenant and document inside the index.
+    chain = Chain.load(MIGRATIONS, tenanted=True)
+    revision = next_revision(
+        chain, TENANTED, OFFLINE_EMBEDDING_SET, revision="0005_vector_filter", message="-", vector_filter=["documentId"]
+    )
+    assert revision is not None
+    await Migrator(store, Chain.from_revisions([*chain.revisions, revision])).apply()
+    for name, facade in tenants.items():
+        await facade.ingestion.ingest(sources(name))
+    acme = await stored_ids(store, "acme")
+    scope = DocumentsScope(document_ids=tuple(acme))
+    options = RetrievalOptions(routes=frozenset({Route.VECTOR}), scope=scope, scope_exact_chunks=1)
+    evidence = await tenants["acme"].retriever.retrieve(QUESTION, options)
+    assert evidence.scope is not None
+    assert [route.strategy for route in evidence.scope.routes] == [ScopeStrategy.IN_INDEX]
+    assert SECRETS["acme"] in evidence.model_dump_json().replace(QUESTION, "")
+    assert_nothing_of("globex", evidence.model_dump_json(), await stored_ids(store, "globex"))
 
 
 async def test_a_short_full_text_search_in_a_tenanted_graph_is_reported(tenants: dict[str, GraphRag]) -> None:
