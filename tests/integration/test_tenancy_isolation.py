@@ -24,6 +24,7 @@ from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import DocumentNotResolved, SchemaMismatch
 from graphrag_orm.evidence import Evidence, Route, ScopeStrategy
+from graphrag_orm.ingestion import ChunkedDocument
 from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, Migrator, next_revision
 from graphrag_orm.retrieval import DocumentFilter, DocumentsScope, MetadataScope, RetrievalOptions
@@ -144,6 +145,24 @@ async def test_the_same_uri_in_two_tenants_is_two_documents_and_every_node_carri
         chunks = await store.read("MATCH (c:Chunk {tenant: $owner}) RETURN c.text AS text", {"owner": name})
         joined = " ".join(chunks.column("text"))
         assert SECRETS[name] in joined and SECRETS[other(name)] not in joined
+
+
+async def test_chunked_documents_of_two_tenants_under_one_uri_are_two_documents(
+    tenants: dict[str, GraphRag], store: Store
+) -> None:
+    for name, facade in tenants.items():
+        hours = sources(name)[1]
+        chunked = ChunkedDocument.create(hours, ["The library opens at nine", "and closes at six."])
+        receipt = await facade.ingestion.ingest_chunked([chunked], "test-splitter")
+        assert receipt.ingested == 1
+    rows = await store.read(
+        "MATCH (c:Chunk)-[:IN_DOCUMENT]->(d:Document {sourceUri: 'text:hours'}) "
+        "RETURN d.tenant AS tenant, count(c) AS chunks, collect(DISTINCT c.tenant) AS owners ORDER BY tenant"
+    )
+    assert [(row["tenant"], row["chunks"], row["owners"]) for row in rows] == [
+        ("acme", 2, ["acme"]),
+        ("globex", 2, ["globex"]),
+    ]
 
 
 async def test_a_lease_of_one_tenant_does_not_hold_another_tenants_document(
