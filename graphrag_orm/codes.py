@@ -124,6 +124,10 @@ class LimitName(StrEnum):
     SCOPE_DOCUMENTS = "ScopeDocuments"
     VECTOR_SCOPE_OVER_FETCH = "VectorScopeOverFetch"
     FULL_TEXT_SCOPE_OVER_FETCH = "FullTextScopeOverFetch"
+    #: A tenanted graph's full-text search kept fewer than its limit of the tenant's chunks
+    #: (docs/tenancy.md): reported whenever it came back short, as whether other tenants'
+    #: chunks filled the fetch is not something a tenant may learn.
+    FULL_TEXT_TENANT_OVER_FETCH = "FullTextTenantOverFetch"
     EXPANSION_ROWS = "ExpansionRows"
     MAX_HOPS = "MaxHops"
     MAX_DEGREE = "MaxDegree"
