@@ -11,6 +11,7 @@ Cypher, expansions) are refused with :func:`refuse_in_tenanted_graph` (``tenant-
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from graphrag_orm.errors import ConfigurationError, TenantError
 
 __all__ = [
     "MAX_TENANT_LENGTH",
+    "TENANCY_ENV",
     "TENANCY_MODES",
     "TENANT_ENV",
     "TENANT_PARAMETER",
@@ -28,6 +30,8 @@ __all__ = [
     "Tenant",
     "refuse_in_tenanted_graph",
     "statement_parameters",
+    "tenancy_from_env",
+    "tenant_from_env",
 ]
 
 MAX_TENANT_LENGTH = 128
@@ -43,7 +47,11 @@ TENANT_PARAMETER = "tenant"
 """The statement parameter the store binds to its tenant's value."""
 
 TENANT_ENV = "GRAPHRAG_TENANT"
-"""The environment variable the CLI reads when ``--tenant`` is not given."""
+"""The environment variable the CLI reads when ``--tenant`` is not given (the MCP server too)."""
+
+TENANCY_ENV = "GRAPHRAG_TENANCY"
+"""The environment variable that makes the layout of what is built from the environment tenanted
+(``required``); unset or ``off`` leaves the layout's own (``graphrag_from_env``, the CLI)."""
 
 # Letters, digits and ``._:@-``, starting with a letter or digit: what an application's
 # customer ids look like; no spaces, quotes, backticks or control characters.
@@ -81,6 +89,20 @@ def check_tenancy_mode(mode: Any) -> str:
     if mode not in TENANCY_MODES:
         raise ConfigurationError(ErrorCode.INVALID_LAYOUT, f"tenancy {mode!r} is not one of {', '.join(TENANCY_MODES)}")
     return str(mode)
+
+
+def tenant_from_env(environ: Mapping[str, str] | None = None) -> Tenant | None:
+    """The tenant :data:`TENANT_ENV` names (``os.environ`` by default), validated; None when unset or blank."""
+    environ = os.environ if environ is None else environ
+    value = (environ.get(TENANT_ENV) or "").strip()
+    return Tenant(value) if value else None
+
+
+def tenancy_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """:data:`TENANCY_ENV`'s mode (``off`` or ``required``; else ``invalid-layout``); None when unset."""
+    environ = os.environ if environ is None else environ
+    value = (environ.get(TENANCY_ENV) or "").strip().lower()
+    return check_tenancy_mode(value) if value else None
 
 
 def refuse_in_tenanted_graph(tenanted: bool, what: str) -> None:
