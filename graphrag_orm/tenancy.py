@@ -29,6 +29,7 @@ __all__ = [
     "TENANT_PROPERTY",
     "Tenant",
     "refuse_in_tenanted_graph",
+    "require_tenant",
     "statement_parameters",
     "tenancy_from_env",
     "tenant_from_env",
@@ -111,6 +112,15 @@ def refuse_in_tenanted_graph(tenanted: bool, what: str) -> None:
         raise TenantError(
             ErrorCode.TENANT_REFUSED,
             f"{what} is refused in a tenanted graph; a tenant that needs it needs its own database",
+        )
+
+
+def require_tenant(tenanted: bool, tenant: Tenant | None, what: str) -> None:
+    """Raise ``tenant-required`` when ``tenanted`` and no ``tenant``: ``what`` is built bound to one or not at all."""
+    if tenanted and tenant is None:
+        raise TenantError(
+            ErrorCode.TENANT_REQUIRED,
+            f"{what} of a tenanted graph needs a tenant (tenant=..., or a GraphRag bound to one)",
         )
 
 
