@@ -83,6 +83,9 @@ _LAZY_SERVICES = {
     "global_answers": "_build_global_answers",
 }
 
+#: The service a tenant's view (``GraphRag.for_tenant``) builds on first access, unlike its facade.
+_VIEW_SERVICES = {"ingestion": "_build_ingestion"}
+
 
 if not TYPE_CHECKING:  # type checkers read the TYPE_CHECKING imports; an unknown name stays an error to them
 
@@ -184,7 +187,7 @@ class GraphRag:
 
         def __getattr__(self, name: str) -> Any:
             """Build a service of ``_LAZY_SERVICES`` on first access and keep it (other names: AttributeError)."""
-            builder = _LAZY_SERVICES.get(name)
+            builder = _LAZY_SERVICES.get(name) or _VIEW_SERVICES.get(name)
             if builder is None:
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
             # setdefault: should two threads build one at once, both get the one kept.
@@ -223,7 +226,9 @@ class GraphRag:
         bound.store = self.store.for_tenant(chosen)
         bound._driver = None  # the driver is this object's: the view never closes it
         bound._sync = None
-        bound.ingestion = bound._build_ingestion()
+        # Built on first access: rendering its statements costs milliseconds, and a
+        # request's view mostly reads.
+        del bound.__dict__["ingestion"]
         return bound
 
     def _build_retriever(self) -> Retriever:
