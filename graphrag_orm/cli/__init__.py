@@ -21,6 +21,7 @@ from typer.core import TyperGroup
 from typer.main import get_group
 
 from graphrag_orm.errors import GraphRagError
+from graphrag_orm.tenancy import TENANT_ENV
 
 if TYPE_CHECKING:
     from typer._click import Command
@@ -159,7 +160,7 @@ def _root(
     tenant: str | None = typer.Option(
         None,
         "--tenant",
-        envvar="GRAPHRAG_TENANT",
+        envvar=TENANT_ENV,
         show_envvar=True,
         help="The tenant every command that opens the graph is bound to (a tenanted graph: GRAPHRAG_TENANCY=required).",
     ),
@@ -180,7 +181,7 @@ def _bind_tenant(value: str | None, command: str | None) -> None:
     import os
 
     from graphrag_orm.codes import ErrorCode
-    from graphrag_orm.tenancy import TENANT_ENV, Tenant, refuse_in_tenanted_graph, tenancy_from_env
+    from graphrag_orm.tenancy import Tenant, refuse_in_tenanted_graph, tenancy_from_env
 
     # The error line is _common's, imported only on failing: `neo4j` and `ingest` load what they need alone.
     try:
