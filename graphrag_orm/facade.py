@@ -157,7 +157,7 @@ class GraphRag:
         self._token_counter = token_counter
         self._extractor = extractor
         self._knowledge_writer = knowledge_writer
-        self.ingestion = self._build_ingestion()
+        self.ingestion: IngestionService = self._build_ingestion()
         # Built on first access (see the module's docstring and ``__getattr__``); declared
         # here, in this order, for type checkers and for ``scripts/make_sync.py``.
         self.retriever: Retriever

@@ -52,8 +52,9 @@ FACADE_CLASS = "GraphRag"
 TWIN_OF_FACADE = "SyncGraphRag"
 #: Facade attributes that are not services to twin, with the reason.
 LEFT_OUT_ATTRIBUTES = {"store": "its calls take async work functions"}
-#: Facade methods that are not twinned.
-LEFT_OUT_FACADE_METHODS = frozenset({"sync"})
+#: Facade methods that are not twinned (``for_tenant`` returns a facade, not a result: a twin of
+#: the view would need the loop of the twin it came from; bind before ``sync()`` instead).
+LEFT_OUT_FACADE_METHODS = frozenset({"sync", "for_tenant"})
 #: Facade methods after which the loop is stopped (the facade is closed).
 STOPPING_METHODS = frozenset({"close", "__aexit__"})
 CONTEXT_METHODS = {"__aenter__": "__enter__", "__aexit__": "__exit__"}
