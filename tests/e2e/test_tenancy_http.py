@@ -20,7 +20,7 @@ from fastapi import FastAPI, Request
 from httpx_sse import aconnect_sse
 
 from graphrag_orm import GraphRag
-from graphrag_orm.server import ServerOptions, graphrag_router
+from graphrag_orm.server import ServerOptions, create_app, graphrag_router
 from graphrag_orm.server.openapi import Described
 from graphrag_orm.store import Store
 from graphrag_orm.store.store import StatementEvent
@@ -143,3 +143,22 @@ def test_the_403_is_described_only_where_it_can_be_sent() -> None:
     assert 403 in tenanted.document_responses
     for responses in (plain.ask_responses, plain.search_responses, plain.documents_responses, plain.document_responses):
         assert 403 not in responses
+
+
+async def test_create_app_serves_a_tenanted_graph_without_a_tenant_of_its_own(
+    corpus: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent = sent_tenants(monkeypatch)
+
+    def tenant_for(request: Request) -> str | None:
+        return request.headers.get("x-tenant")
+
+    # The lifespan connects it: the vector index check would be refused without a tenant.
+    app = create_app(tenanted_rag(), ServerOptions(tenant_for=tenant_for, explorer=False))
+    with serving(app) as url:
+        async with client(url) as http:
+            bound = await http.get(f"{PREFIX}/documents", headers={"x-tenant": "acme"})
+            unbound = await http.get(f"{PREFIX}/documents")
+    assert bound.status_code == 200, bound.text
+    assert unbound.status_code == 403 and unbound.json()["code"] == "tenant-required"
+    assert sent and {tenant for _, tenant in sent} == {"acme"}
