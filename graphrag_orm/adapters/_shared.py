@@ -111,22 +111,12 @@ def invalid_fields(owner: str, error: ValidationError) -> ConfigurationError:
 
 
 def bound_rag(rag: GraphRag | SyncGraphRag, tenant: Tenant | str | None, owner: str) -> GraphRag | SyncGraphRag:
-    """``rag`` bound to ``tenant`` (``GraphRag.for_tenant``), or as it is without one.
-
-    A blocking twin runs on its facade's loop, so it is bound when built
-    (``GraphRag(tenant=...).sync()``): another tenant than its own is ``invalid-option``.
-    In a tenanted graph, a rag bound to no tenant is ``tenant-required``.
+    """``rag`` bound to ``tenant`` (``for_tenant``: a blocking twin's view runs on the twin's
+    loop), or as it is without one. In a tenanted graph, a rag bound to no tenant is
+    ``tenant-required``.
     """
     if tenant is not None:
-        chosen = Tenant.of(tenant)
-        if isinstance(rag, SyncGraphRag):
-            if rag.rag.tenant != chosen:
-                raise ConfigurationError(
-                    ErrorCode.INVALID_OPTION,
-                    f"{owner}: a blocking twin is bound when built (GraphRag(tenant=...).sync()), not here",
-                )
-        else:
-            rag = rag.for_tenant(tenant)
+        rag = rag.for_tenant(tenant)
     facade = rag.rag if isinstance(rag, SyncGraphRag) else rag
     require_tenant(facade.layout.tenanted, facade.tenant, owner)
     return rag

@@ -93,7 +93,7 @@ class GraphRagRetriever(BaseRetriever):
     ``options`` and as ``scope``, differently, raises ``ConfigurationError("invalid-option")``.
     Retrieval errors are the toolkit's (``QuestionRefused``, ``ScopeError``,
     ``RetrievalFailed``), with their codes. ``tenant`` binds every query to one tenant
-    (``rag.for_tenant(tenant)``; a blocking twin is bound when built, ``GraphRag(tenant=...).sync()``);
+    (``rag.for_tenant(tenant)``, a blocking twin's too);
     in a tenanted graph the retriever is built bound to one or not at all (``tenant-required``).
     """
 

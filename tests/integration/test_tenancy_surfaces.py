@@ -18,9 +18,11 @@ from graphrag_orm import GraphRag
 from graphrag_orm.adapters import langchain as lc
 from graphrag_orm.adapters import llamaindex as li
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.errors import ConfigurationError, TenantError
+from graphrag_orm.errors import TenantError
 from graphrag_orm.sources import Source, Sources
 from graphrag_orm.store.connection import ConnectionSettings
+from graphrag_orm.sync import SyncGraphRag
+from graphrag_orm.tenancy import Tenant
 from graphrag_orm.tools import GraphRagTools
 from tests.support.tenancy import sent_tenants, tenanted_rag
 
@@ -101,16 +103,24 @@ async def test_the_ingestion_helpers_take_the_tenant(tenanted: GraphRag, monkeyp
     assert receipt.ingested == 1 and {tenant for _, tenant in sent} == {"globex"}
 
 
-def test_a_blocking_twin_is_bound_when_built() -> None:
-    twin, unbound = tenanted_rag("acme").sync(), tenanted_rag().sync()
+def test_a_blocking_twins_view_runs_on_its_loop_with_its_tenant(
+    corpus: list[Source], neo4j_settings: ConnectionSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    twin = tenanted_rag().sync()
+    twin.connect(neo4j_settings, check_schema=False, neomodel=False)
     try:
-        assert lc.GraphRagRetriever(rag=twin, tenant="acme").rag is twin
-        with pytest.raises(ConfigurationError) as other:
-            li.GraphRagRetriever(twin, tenant="globex")
-        assert other.value.code == ErrorCode.INVALID_OPTION
         with pytest.raises(TenantError) as refused:
-            li.GraphRagRetriever(unbound)
+            li.GraphRagRetriever(twin)
         assert refused.value.code == ErrorCode.TENANT_REQUIRED
+        sent = sent_tenants(monkeypatch)
+        retriever = lc.GraphRagRetriever(rag=twin, tenant="acme")
+        assert isinstance(retriever.rag, SyncGraphRag) and retriever.rag.rag.tenant == Tenant("acme")
+        assert retriever.invoke(QUESTION) and {tenant for _, tenant in sent} == {"acme"}
+        sent.clear()
+        view = twin.for_tenant("globex")
+        assert li.GraphRagRetriever(view).retrieve(QUESTION) and {tenant for _, tenant in sent} == {"globex"}
+        view.close()  # the view's: the loop and the driver stay the twin's
+        assert not twin.closed and twin.rag.store.connected
     finally:
         twin.close()
-        unbound.close()
+    assert twin.closed
