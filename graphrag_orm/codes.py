@@ -373,7 +373,7 @@ class ErrorCode(StrEnum):
 
 
 class ProblemCode(StrEnum):
-    """Why a request was refused (400, 404) or failed (500)."""
+    """Why a request was refused (400, 403, 404) or failed (500)."""
 
     EMPTY_QUESTION = "empty-question"
     QUESTION_TOO_LONG = "question-too-long"
@@ -395,6 +395,10 @@ class ProblemCode(StrEnum):
     HTTP_ERROR = "http-error"
     #: An exception nothing handled (500); the application's log has it.
     INTERNAL_ERROR = "internal-error"
+    #: A tenanted graph, and no tenant for the request (no ``tenant_for``, or it returned None): 403.
+    TENANT_REQUIRED = "tenant-required"
+    #: ``tenant_for`` returned a value that is no tenant id: 403.
+    INVALID_TENANT = "invalid-tenant"
 
 
 class StreamErrorCode(StrEnum):

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from graphrag_orm.retrieval.service import Retriever
     from graphrag_orm.sources import Source
     from graphrag_orm.store import ConnectionSettings
+    from graphrag_orm.tenancy import Tenant
     from graphrag_orm.text2cypher.service import GraphQuestions
     from graphrag_orm.text2cypher.values import GraphAnswer
 
@@ -422,9 +423,11 @@ class SyncGraphRag:
     ``with``) closes the facade and stops the loop.
     """
 
-    def __init__(self, rag: GraphRag) -> None:
+    def __init__(self, rag: GraphRag, runner: LoopThread | None = None) -> None:
         self._rag = rag
-        self._runner = LoopThread()
+        self._runner = runner or LoopThread()
+        #: A tenant's view runs on the loop of the twin it came from, and leaves it running.
+        self._owns_loop = runner is None
 
     @property
     def rag(self) -> GraphRag:
@@ -435,6 +438,11 @@ class SyncGraphRag:
     def closed(self) -> bool:
         """True once ``close()`` has stopped the loop."""
         return self._runner.stopped
+
+    def for_tenant(self, tenant: Tenant | str) -> SyncGraphRag:
+        """``GraphRag.for_tenant``: a twin of the view on this twin's loop; closing it leaves the
+        loop and the driver to this twin."""
+        return SyncGraphRag(self._rag.for_tenant(tenant), self._runner)
 
     @property
     def ingestion(self) -> SyncIngestionService:
@@ -516,11 +524,12 @@ class SyncGraphRag:
         self._runner.run(self._rag.check_vector_index)
 
     def close(self) -> None:
-        """Runs ``GraphRag.close`` on the sync loop and blocks until it ends. Then stops the loop: later calls raise ``RuntimeError``."""
+        """Runs ``GraphRag.close`` on the sync loop and blocks until it ends. Then stops the loop (a tenant's view leaves it to the twin it came from): later calls raise ``RuntimeError``."""
         try:
             self._runner.run(self._rag.close)
         finally:
-            self._runner.stop()
+            if self._owns_loop:
+                self._runner.stop()
 
     def __enter__(self) -> SyncGraphRag:
         """Connects, unless connected, as ``async with`` does."""
@@ -530,8 +539,9 @@ class SyncGraphRag:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        """Runs ``GraphRag.__aexit__`` on the sync loop and blocks until it ends. Then stops the loop: later calls raise ``RuntimeError``."""
+        """Runs ``GraphRag.__aexit__`` on the sync loop and blocks until it ends. Then stops the loop (a tenant's view leaves it to the twin it came from): later calls raise ``RuntimeError``."""
         try:
             self._runner.run(self._rag.__aexit__, kind, error, trace)
         finally:
-            self._runner.stop()
+            if self._owns_loop:
+                self._runner.stop()
