@@ -86,7 +86,7 @@ def test_administrative_commands_need_no_tenant(graph: None) -> None:
 
 @pytest.mark.parametrize("how", ["option", "environment"])
 async def test_a_bound_command_sends_every_statement_with_its_tenant(
-    graph: None, store: Store, monkeypatch: pytest.MonkeyPatch, how: str
+    tenanted_graph: None, store: Store, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     monkeypatch.setenv(TENANCY_ENV, "required")
     monkeypatch.setenv(TENANT_ENV, "placeholder")  # restored after the test: the command sets it

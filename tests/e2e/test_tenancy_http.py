@@ -36,7 +36,7 @@ ENDPOINTS: tuple[tuple[str, str, dict[str, Any] | None], ...] = (
 
 
 @pytest.fixture
-async def corpus(graph: None, store: Store) -> None:
+async def corpus(tenanted_graph: None, store: Store) -> None:
     await ingest_two(store)
 
 

@@ -26,7 +26,7 @@ QUESTION = "Who may borrow twelve items?"
 
 
 @pytest.fixture
-async def tenanted(graph: None, neo4j_settings: ConnectionSettings) -> AsyncIterator[GraphRag]:
+async def tenanted(tenanted_graph: None, neo4j_settings: ConnectionSettings) -> AsyncIterator[GraphRag]:
     rag = tenanted_rag()
     await rag.connect(neo4j_settings, check_schema=False, neomodel=False)
     yield rag
@@ -81,7 +81,7 @@ def test_the_command_without_a_tenant_fails_with_one_coded_line(graph: None) -> 
     assert result.stdout == ""  # nothing on the protocol's stream
 
 
-async def test_the_command_serves_the_tenant_of_graphrag_tenant_over_stdio(graph: None) -> None:
+async def test_the_command_serves_the_tenant_of_graphrag_tenant_over_stdio(tenanted_graph: None) -> None:
     parameters = StdioServerParameters(
         command=CLI, args=["mcp"], env=environment(**{TENANCY_ENV: "required", TENANT_ENV: "acme"}), cwd=str(ROOT)
     )

@@ -30,7 +30,6 @@ from graphrag_orm.migrate import Chain, Migrator, next_revision
 from graphrag_orm.retrieval import DocumentFilter, DocumentsScope, MetadataScope, RetrievalOptions
 from graphrag_orm.sources import Source
 from graphrag_orm.store import Store
-from tests.database import drop_all_schema, wipe_data
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 TENANTED = Layout.DEFAULT.replace(tenancy="required")
@@ -55,19 +54,6 @@ def sources(tenant: str, note: str = "") -> list[Source]:
         Sources.text("handbook", handbook, media_type="text/markdown").with_metadata(title="Borrowing handbook"),
         Sources.text("hours", hours, media_type="text/markdown").with_metadata(title="Opening hours"),
     ]
-
-
-@pytest_asyncio.fixture
-async def tenanted_graph(store: Store) -> AsyncIterator[None]:
-    """An empty graph with the tenanted chain applied (the tenancy revision); the toolkit's
-    own chain is restored afterwards."""
-    await wipe_data(store)
-    await drop_all_schema(store)
-    await Migrator(store, Chain.load(MIGRATIONS, tenanted=True)).apply()
-    yield
-    await wipe_data(store)
-    await drop_all_schema(store)
-    await Migrator(store, Chain.load()).apply()
 
 
 def rag(tenant: str | None) -> GraphRag:

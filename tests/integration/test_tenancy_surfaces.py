@@ -30,6 +30,12 @@ QUESTION = "How long does the espresso shot take?"
 
 
 @pytest.fixture
+async def corpus(tenanted_graph: None) -> list[Source]:
+    """The tenanted chain applied and nothing stored: these tests are about what is sent."""
+    return []
+
+
+@pytest.fixture
 async def tenanted(corpus: list[Source], neo4j_settings: ConnectionSettings) -> AsyncIterator[GraphRag]:
     """A tenanted graph's facade, bound to no tenant, connected without the schema check (it would be refused)."""
     rag = tenanted_rag()
