@@ -1,4 +1,4 @@
-"""Tenants: one graph, many customers (issue 31, first slice; see docs/tenancy.md).
+"""Tenants: one graph, many customers; the tenant value and the one enforcement point (docs/tenancy.md).
 
 A :class:`Tenant` is a validated value, never a free string: it reaches Cypher only as
 the ``$tenant`` parameter, which the store binds itself (:meth:`Store.for_tenant`). A
