@@ -2,9 +2,10 @@
 application's ``tenant_for`` returns, and refused (403) without one, before any statement.
 
 Served by uvicorn on a loopback port as in ``test_server_http.py``, against the suite's
-Neo4j, with the offline stand-ins. The documents are written untenanted (ingestion does
-not carry the tenant yet); what these tests read is the ``$tenant`` every statement of a
-request carried (``tests.support.tenancy.sent_tenants``).
+Neo4j, with the offline stand-ins. The same two documents are written for each of two
+tenants (so each has its own document ids); what these tests read is what each request got
+back and the ``$tenant`` every statement of a request carried
+(``tests.support.tenancy.sent_tenants``).
 """
 
 from __future__ import annotations
@@ -20,12 +21,17 @@ from fastapi import FastAPI, Request
 from httpx_sse import aconnect_sse
 
 from graphrag_orm import GraphRag
+from graphrag_orm.chunking import ChunkerOptions
+from graphrag_orm.options import GraphRagOptions
 from graphrag_orm.server import ServerOptions, create_app, graphrag_router
 from graphrag_orm.server.openapi import Described
-from graphrag_orm.store import Store
+from graphrag_orm.sources import Sources, document_id
+from graphrag_orm.store.connection import ConnectionSettings
 from graphrag_orm.store.store import StatementEvent
-from tests.e2e.test_server_http import LIGHTHOUSE_ID, PREFIX, QUESTION, ingest_two, serving
+from tests.e2e.test_server_http import LIGHTHOUSE, LIGHTHOUSE_ID, ORCHARD, PREFIX, QUESTION, serving
 from tests.support.tenancy import request_label, sent_tenants, tenanted_rag
+
+TENANTS = ("acme", "globex")
 
 ENDPOINTS: tuple[tuple[str, str, dict[str, Any] | None], ...] = (
     ("POST", f"{PREFIX}/search", {"query": "lighthouse lamp"}),
@@ -36,8 +42,24 @@ ENDPOINTS: tuple[tuple[str, str, dict[str, Any] | None], ...] = (
 
 
 @pytest.fixture
-async def corpus(tenanted_graph: None, store: Store) -> None:
-    await ingest_two(store)
+async def corpus(tenanted_graph: None, neo4j_settings: ConnectionSettings) -> None:
+    """The two documents of ``test_server_http`` (chunked as there) for each tenant."""
+    rag = tenanted_rag(options=GraphRagOptions(chunking=ChunkerOptions(max_utf8_bytes=160, overlap_paragraphs=0)))
+    await rag.connect(neo4j_settings, check_schema=False, neomodel=False)
+    try:
+        for tenant in TENANTS:
+            view = rag.for_tenant(tenant)
+            receipt = await view.ingestion.ingest(
+                [Sources.text("lighthouse", LIGHTHOUSE), Sources.text("orchard", ORCHARD)]
+            )
+            assert receipt.ingested == 2 and receipt.chunks_written == 5, receipt
+    finally:
+        await rag.close()
+
+
+def lighthouse(tenant: str) -> str:
+    """The path of the lighthouse document of ``tenant`` (its id is qualified by the tenant)."""
+    return f"{PREFIX}/documents/{document_id('text:lighthouse', tenant)}"
 
 
 def application(rag: GraphRag, options: ServerOptions) -> FastAPI:
@@ -102,7 +124,7 @@ async def test_each_request_is_bound_to_its_own_tenant_even_when_they_run_at_onc
     corpus: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sent = sent_tenants(monkeypatch)
-    together = asyncio.Barrier(2)
+    together = asyncio.Barrier(len(TENANTS))
 
     async def tenant_for(request: Request) -> str:
         # Both requests of a pair are inside the router before either reads the graph.
@@ -116,13 +138,31 @@ async def test_each_request_is_bound_to_its_own_tenant_even_when_they_run_at_onc
         async with client(url) as http:
             for method, path, body in ENDPOINTS:
                 if path.endswith("/ask"):
-                    streams = await asyncio.gather(*(events(http, body or {}, tenant) for tenant in ("acme", "globex")))
+                    streams = await asyncio.gather(*(events(http, body or {}, tenant) for tenant in TENANTS))
                     assert all(names and names[0] == "retrieved" and "error" not in names for names in streams)
                     continue
-                pair = await asyncio.gather(
-                    *(send(http, method, path, body, **{"x-tenant": tenant}) for tenant in ("acme", "globex"))
-                )
+                if path.startswith(f"{PREFIX}/documents/"):
+                    pair = await asyncio.gather(
+                        *(send(http, method, lighthouse(tenant), body, **{"x-tenant": tenant}) for tenant in TENANTS)
+                    )
+                else:
+                    pair = await asyncio.gather(
+                        *(send(http, method, path, body, **{"x-tenant": tenant}) for tenant in TENANTS)
+                    )
                 assert [response.status_code for response in pair] == [200, 200], [r.text for r in pair]
+                if path.endswith("/documents"):
+                    for tenant, response in zip(TENANTS, pair, strict=True):
+                        ids = {item["documentId"] for item in response.json()["documents"]}
+                        assert ids == {document_id(f"text:{name}", tenant) for name in ("lighthouse", "orchard")}
+            # Another tenant's document is not found, as a document that does not exist.
+            crossed = await asyncio.gather(
+                *(
+                    send(http, "GET", lighthouse(other), None, **{"x-tenant": tenant})
+                    for tenant, other in zip(TENANTS, TENANTS[::-1], strict=True)
+                )
+            )
+            assert [response.status_code for response in crossed] == [404, 404]
+            assert all(response.json()["code"] == "document-not-found" for response in crossed)
     labels = {label for label, _ in sent}
     assert labels == {"acme", "globex"}
     assert all(tenant == label for label, tenant in sent), sent

@@ -1,12 +1,14 @@
 """The agent tools and the LangChain and LlamaIndex adapters of a tenanted graph (docs/tenancy.md):
 built bound to one tenant, or refused with ``tenant-required`` before any statement.
 
-The corpus is written untenanted (ingestion does not carry the tenant yet); what these
-tests read is the ``$tenant`` every statement carried (``tests.support.tenancy.sent_tenants``).
+What these tests read is the ``$tenant`` every statement carried
+(``tests.support.tenancy.sent_tenants``) and, where a document is stored for each tenant,
+that each surface finds its own tenant's document and never the other's.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -44,6 +46,20 @@ async def tenanted(corpus: list[Source], neo4j_settings: ConnectionSettings) -> 
     await rag.close()
 
 
+ESPRESSO = "The espresso shot takes twenty-five seconds. The {tenant} grinder sits beside the machine."
+
+
+@pytest.fixture
+async def stored(tenanted: GraphRag) -> GraphRag:
+    """One espresso document for each of acme and globex, under the same URI."""
+    for tenant in ("acme", "globex"):
+        receipt = await tenanted.for_tenant(tenant).ingestion.ingest(
+            [Sources.text("espresso", ESPRESSO.format(tenant=tenant))]
+        )
+        assert receipt.ingested == 1, receipt
+    return tenanted
+
+
 UNBOUND: dict[str, Callable[[GraphRag], object]] = {
     "tools": lambda rag: GraphRagTools(rag),
     "langchain": lambda rag: lc.GraphRagRetriever(rag=rag),
@@ -79,14 +95,16 @@ async def test_the_tools_bound_to_a_tenant_send_it_with_every_statement(
 
 
 async def test_the_adapters_bound_to_a_tenant_send_it_with_every_statement(
-    tenanted: GraphRag, monkeypatch: pytest.MonkeyPatch
+    stored: GraphRag, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sent = sent_tenants(monkeypatch)
-    documents = await lc.GraphRagRetriever(rag=tenanted, tenant="acme").ainvoke(QUESTION)
+    documents = await lc.GraphRagRetriever(rag=stored, tenant="acme").ainvoke(QUESTION)
     assert documents and {tenant for _, tenant in sent} == {"acme"}
+    assert all("acme grinder" in document.page_content for document in documents)
     sent.clear()
-    nodes = await li.GraphRagRetriever(tenanted, tenant="globex").aretrieve(QUESTION)
+    nodes = await li.GraphRagRetriever(stored, tenant="globex").aretrieve(QUESTION)
     assert nodes and {tenant for _, tenant in sent} == {"globex"}
+    assert all("globex grinder" in node.node.get_content() for node in nodes)
 
 
 async def test_the_ingestion_helpers_take_the_tenant(tenanted: GraphRag, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,6 +130,18 @@ async def test_the_ingestion_helpers_take_the_tenant(tenanted: GraphRag, monkeyp
 def test_a_blocking_twins_view_runs_on_its_loop_with_its_tenant(
     corpus: list[Source], neo4j_settings: ConnectionSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The documents are written on a loop of their own: this test's twin runs its own.
+    async def store_both() -> None:
+        rag = tenanted_rag()
+        await rag.connect(neo4j_settings, check_schema=False, neomodel=False)
+        try:
+            for tenant in ("acme", "globex"):
+                source = Sources.text("espresso", ESPRESSO.format(tenant=tenant))
+                assert (await rag.for_tenant(tenant).ingestion.ingest([source])).ingested == 1
+        finally:
+            await rag.close()
+
+    asyncio.run(store_both())
     twin = tenanted_rag().sync()
     twin.connect(neo4j_settings, check_schema=False, neomodel=False)
     try:
@@ -121,10 +151,14 @@ def test_a_blocking_twins_view_runs_on_its_loop_with_its_tenant(
         sent = sent_tenants(monkeypatch)
         retriever = lc.GraphRagRetriever(rag=twin, tenant="acme")
         assert isinstance(retriever.rag, SyncGraphRag) and retriever.rag.rag.tenant == Tenant("acme")
-        assert retriever.invoke(QUESTION) and {tenant for _, tenant in sent} == {"acme"}
+        found = retriever.invoke(QUESTION)
+        assert found and {tenant for _, tenant in sent} == {"acme"}
+        assert all("acme grinder" in document.page_content for document in found)
         sent.clear()
         view = twin.for_tenant("globex")
-        assert li.GraphRagRetriever(view).retrieve(QUESTION) and {tenant for _, tenant in sent} == {"globex"}
+        nodes = li.GraphRagRetriever(view).retrieve(QUESTION)
+        assert nodes and {tenant for _, tenant in sent} == {"globex"}
+        assert all("globex grinder" in node.node.get_content() for node in nodes)
         view.close()  # the view's: the loop and the driver stay the twin's
         assert not twin.closed and twin.rag.store.connected
     finally:
