@@ -227,8 +227,8 @@ class GraphRag:
         bound._driver = None  # the driver is this object's: the view never closes it
         bound._sync = None
         # Built on first access: rendering its statements costs milliseconds, and a
-        # request's view mostly reads.
-        del bound.__dict__["ingestion"]
+        # request's view mostly reads (a view of a view may not have built it yet).
+        bound.__dict__.pop("ingestion", None)
         return bound
 
     def _build_retriever(self) -> Retriever:

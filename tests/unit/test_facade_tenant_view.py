@@ -27,6 +27,20 @@ def test_a_view_is_bound_and_leaves_its_facade_as_it_was() -> None:
     assert acme.chat is rag.chat and acme.options is rag.options and acme.layout is rag.layout
 
 
+def test_a_view_of_a_view_is_bound_to_its_own_tenant() -> None:
+    # A surface given a tenant rebinds the facade it is given, which may be a view already
+    # (GraphRagTools(view, tenant=...)), whether or not that view has built its ingestion.
+    rag = tenanted_rag()
+    for touched in (False, True):
+        acme = rag.for_tenant("acme")
+        if touched:
+            assert acme.ingestion.store.tenant == Tenant("acme")
+        globex = acme.for_tenant("globex")
+        assert globex.tenant == globex.store.tenant == Tenant("globex")
+        assert globex.ingestion.store.tenant == globex.retriever.store.tenant == Tenant("globex")
+        assert acme.tenant == acme.store.tenant == Tenant("acme")
+
+
 def test_a_view_needs_a_tenant_id() -> None:
     rag = tenanted_rag()
     with pytest.raises(TenantError) as invalid:
