@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -69,17 +70,26 @@ async def graph(store: Store) -> AsyncIterator[None]:
     yield
 
 
-@pytest_asyncio.fixture
-async def tenanted_graph(store: Store) -> AsyncIterator[None]:
+@contextlib.asynccontextmanager
+async def tenanted_chain(store: Store) -> AsyncIterator[None]:
     """An empty graph with the tenanted chain applied (the tenancy revision); the toolkit's
     own chain is restored afterwards."""
     await wipe_data(store)
     await drop_all_schema(store)
     await Migrator(store, Chain.load(MIGRATIONS, tenanted=True)).apply()
-    yield
-    await wipe_data(store)
-    await drop_all_schema(store)
-    await Migrator(store, Chain.load()).apply()
+    try:
+        yield
+    finally:
+        await wipe_data(store)
+        await drop_all_schema(store)
+        await Migrator(store, Chain.load()).apply()
+
+
+@pytest_asyncio.fixture
+async def tenanted_graph(store: Store) -> AsyncIterator[None]:
+    """An empty graph with the tenanted chain applied; the toolkit's own chain is restored afterwards."""
+    async with tenanted_chain(store):
+        yield
 
 
 @pytest_asyncio.fixture

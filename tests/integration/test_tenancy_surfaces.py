@@ -26,7 +26,7 @@ from graphrag_orm.store.connection import ConnectionSettings
 from graphrag_orm.sync import SyncGraphRag
 from graphrag_orm.tenancy import Tenant
 from graphrag_orm.tools import GraphRagTools
-from tests.support.tenancy import sent_tenants, tenanted_rag
+from tests.support.tenancy import refused_unsent, sent_tenants, tenanted_rag
 
 QUESTION = "How long does the espresso shot take?"
 
@@ -71,11 +71,7 @@ UNBOUND: dict[str, Callable[[GraphRag], object]] = {
 async def test_a_surface_of_a_tenanted_graph_is_not_built_without_a_tenant(
     tenanted: GraphRag, monkeypatch: pytest.MonkeyPatch, surface: str
 ) -> None:
-    sent = sent_tenants(monkeypatch)
-    with pytest.raises(TenantError) as refused:
-        UNBOUND[surface](tenanted)
-    assert refused.value.code == ErrorCode.TENANT_REQUIRED
-    assert sent == []
+    await refused_unsent(monkeypatch, lambda: UNBOUND[surface](tenanted))
 
 
 async def test_the_tools_bound_to_a_tenant_send_it_with_every_statement(

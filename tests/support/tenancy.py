@@ -8,7 +8,8 @@ A statement the store refused is not sent, so it is not recorded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -16,8 +17,10 @@ import pytest
 
 from graphrag_orm import GraphRag
 from graphrag_orm.chat import ChatClient, ExtractiveChat
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.errors import TenantError
 from graphrag_orm.layout import Layout
 from graphrag_orm.store import Store
 from graphrag_orm.tenancy import TENANT_PARAMETER, Tenant
@@ -52,3 +55,15 @@ def sent_tenants(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str | None, obje
 
     monkeypatch.setattr(Store, "parameters", recording)
     return seen
+
+
+async def refused_unsent(monkeypatch: pytest.MonkeyPatch, action: Callable[[], object]) -> None:
+    """``action()`` (awaited when it returns an awaitable) is refused with ``tenant-required``, and
+    not one statement went out."""
+    sent = sent_tenants(monkeypatch)
+    with pytest.raises(TenantError) as refused:
+        done = action()
+        if inspect.isawaitable(done):
+            await done
+    assert refused.value.code == ErrorCode.TENANT_REQUIRED
+    assert sent == []
