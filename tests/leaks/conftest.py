@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import pytest
 import pytest_asyncio
 
 from graphrag_orm import GraphRag
@@ -17,17 +16,15 @@ from tests.support.tenancy import tenanted_rag
 
 @pytest_asyncio.fixture(scope="package")
 async def leaks(store: Store, neo4j_settings: ConnectionSettings) -> AsyncIterator[Leaks]:
-    """The tenanted chain applied and each tenant's documents ingested through its own view;
+    """The tenanted chain applied and each tenant's documents ingested by a facade of its own;
     what of the other tenant must never show. The toolkit's own chain is restored afterwards."""
     async with tenanted_chain(store):
-        rag = tenanted_rag()
-        await rag.connect(neo4j_settings, check_schema=False, neomodel=False)
-        try:
-            for tenant in TENANTS:
-                receipt = await rag.for_tenant(tenant).ingestion.ingest(sources(tenant))
-                assert receipt.ingested == DOCUMENTS[tenant], receipt
-        finally:
-            await rag.close()
+        for tenant in TENANTS:
+            # Each tenant's own facade (GraphRag(tenant=...)), not a view: the suite also checks
+            # that a view (for_tenant) is bound, and its corpus must not depend on that.
+            async with await tenanted_rag(tenant).connect(neo4j_settings, neomodel=False) as rag:
+                receipt = await rag.ingestion.ingest(sources(tenant))
+            assert receipt.ingested == DOCUMENTS[tenant], receipt
         yield await Leaks.read(store)
 
 
@@ -40,8 +37,11 @@ async def unbound(leaks: Leaks, neo4j_settings: ConnectionSettings) -> AsyncIter
     await rag.close()
 
 
-@pytest.fixture(scope="package")
-def at_hand(unbound: GraphRag) -> GraphRag:
+@pytest_asyncio.fixture(scope="package")
+async def at_hand(leaks: Leaks, neo4j_settings: ConnectionSettings) -> AsyncIterator[GraphRag]:
     """The facade at hand is the other tenant's: a surface told to serve OWN that ignored its
     tenant would serve OTHER's documents (a leak), not a refusal."""
-    return unbound.for_tenant(OTHER)
+    rag = tenanted_rag(OTHER, chat=CarryingChat())
+    await rag.connect(neo4j_settings, neomodel=False)
+    yield rag
+    await rag.close()
