@@ -13,25 +13,22 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
-from graphrag_orm import ConnectionSettings, GraphRag, Sources
+from graphrag_orm import GraphRag, Sources
 from graphrag_orm.store import Store
 from graphrag_orm.tenancy import TENANCY_ENV, TENANT_ENV
 from tests.integration.test_tenancy_maintenance import (
-    SECRETS,
     assert_nothing_of,
     document_shapes,
     everything_but,
     held,
     sources,
     stored_ids,
+    tenants,  # noqa: F401 (the fixture)
 )
-from tests.support.tenancy import tenanted_rag
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "graphrag-orm")
@@ -62,16 +59,9 @@ async def cli(*args: str, stdin: str = "", tenanted: bool = True) -> tuple[int, 
     return process.returncode, out.decode(), err.decode()
 
 
-@pytest_asyncio.fixture
-async def tenants(tenanted_graph: None, neo4j_settings: ConnectionSettings) -> AsyncIterator[dict[str, GraphRag]]:
-    opened = {name: await tenanted_rag(name).connect(neo4j_settings, neomodel=False) for name in SECRETS}
-    yield opened
-    for facade in opened.values():
-        await facade.close()
-
-
 async def test_remove_tenant_counts_asks_and_removes_only_its_tenant(
-    tenants: dict[str, GraphRag], store: Store
+    tenants: dict[str, GraphRag],  # noqa: F811 (the fixture)
+    store: Store,
 ) -> None:
     for name, facade in tenants.items():
         await facade.ingestion.ingest(sources(name, extra=1 if name == "acme" else 3))
@@ -113,7 +103,8 @@ async def test_remove_tenant_in_an_untenanted_graph_is_refused(graph: None) -> N
 
 
 async def test_the_previews_and_health_of_a_tenant_show_nothing_of_another(
-    tenants: dict[str, GraphRag], store: Store
+    tenants: dict[str, GraphRag],  # noqa: F811 (the fixture)
+    store: Store,
 ) -> None:
     await tenants["acme"].ingestion.ingest(sources("acme"))
 
@@ -139,7 +130,8 @@ async def test_the_previews_and_health_of_a_tenant_show_nothing_of_another(
 
 
 async def test_remove_tenant_killed_midway_leaves_whole_documents_and_a_second_run_finishes(
-    tenants: dict[str, GraphRag], store: Store
+    tenants: dict[str, GraphRag],  # noqa: F811 (the fixture)
+    store: Store,
 ) -> None:
     acme = tenants["acme"]
     notes = [
