@@ -188,15 +188,17 @@ def reset(
         ids = await resolve_documents(rag, documents) if documents else None
         return ResetScope(run_ids=tuple(run_ids) if run_ids else None, document_ids=ids)
 
-    async def preview(rag: GraphRag) -> tuple[ResetScope, RemovalPreview]:
+    async def preview(rag: GraphRag) -> tuple[ResetScope, RemovalPreview, str]:
         scope = await scope_of(rag)
-        return scope, await rag.maintenance.preview(scope)
-
-    scope, planned = _maintain(preview, ontology)
-    if not yes:
-        chosen = (
-            "every document the toolkit wrote" if scope.is_everything else "the documents of the given runs and ids"
+        # A tenanted graph's reset is the tenant's (docs/tenancy.md).
+        everything = (
+            f"every document of tenant {rag.tenant}" if rag.layout.tenanted else "every document the toolkit wrote"
         )
+        return scope, await rag.maintenance.preview(scope), everything
+
+    scope, planned, everything = _maintain(preview, ontology)
+    if not yes:
+        chosen = everything if scope.is_everything else "the documents of the given runs and ids"
         console.print(
             f"this removes {chosen}: {counted(planned.documents, 'document')}, "
             f"{counted(planned.sections, 'section')} and {counted(planned.chunks, 'chunk')}"

@@ -117,7 +117,7 @@ async def test_the_previews_and_health_of_a_tenant_show_nothing_of_another(
         return outputs
 
     alone = await shown()
-    assert alone[0].startswith("this removes every document the toolkit wrote: 2 documents, 4 sections and 4 chunks")
+    assert alone[0].startswith("this removes every document of tenant acme: 2 documents, 4 sections and 4 chunks")
     for name in ("globex", "initech"):
         await tenants[name].ingestion.ingest(sources(name, extra=2))
     await store.execute(  # another tenant's graph needs care: none of it is acme's to see
