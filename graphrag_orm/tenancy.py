@@ -28,6 +28,7 @@ __all__ = [
     "TENANT_PARAMETER",
     "TENANT_PROPERTY",
     "Tenant",
+    "check_fenced",
     "refuse_in_tenanted_graph",
     "require_tenant",
     "statement_parameters",
@@ -112,6 +113,27 @@ def refuse_in_tenanted_graph(tenanted: bool, what: str) -> None:
         raise TenantError(
             ErrorCode.TENANT_REFUSED,
             f"{what} is refused in a tenanted graph; a tenant that needs it needs its own database",
+        )
+
+
+def check_fenced(layout_tenanted: bool, store_tenanted: bool, what: str) -> None:
+    """Refuse a service whose statements (rendered from its layout) and store (which sends them)
+    disagree on whether the graph is tenanted, before anything is sent.
+
+    A tenanted store with an untenanted layout would send statements that filter by no tenant
+    (``tenant-refused``: never silently global); a tenanted layout through an untenanted store
+    would send statements without their ``$tenant`` (``tenant-required``).
+    """
+    if store_tenanted and not layout_tenanted:
+        raise TenantError(
+            ErrorCode.TENANT_REFUSED,
+            f"{what} of a tenanted graph needs its tenanted layout (tenancy='required'): "
+            "its statements would not filter by tenant",
+        )
+    if layout_tenanted and not store_tenanted:
+        raise TenantError(
+            ErrorCode.TENANT_REQUIRED,
+            f"{what} of a tenanted layout needs a tenanted store bound to a tenant (Store.for_tenant, GraphRag(tenant=...))",
         )
 
 

@@ -65,6 +65,7 @@ _COMMANDS: dict[str, _Lazy] = {
     "reset": _Lazy("maintain", "reset"),
     "orphans": _Lazy("maintain", "orphans"),
     "fail-stale-runs": _Lazy("maintain", "fail_stale_runs"),
+    "remove-tenant": _Lazy("maintain", "remove_tenant"),
     "documents": _Lazy("catalog", "documents"),
     "runs": _Lazy("catalog", "runs"),
     "show": _Lazy("catalog", "show"),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from graphrag_orm.catalog.service import DEFAULT_CHUNK_LIMIT, DEFAULT_LIST_LIMIT
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.maintenance.options import DEFAULT_TENANT_BATCH_DOCUMENTS
 from graphrag_orm.sync._loop import LoopThread
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
         RemovalReport,
         ResetScope,
         StaleRunsReport,
+        TenantCounts,
+        TenantRemovalReport,
     )
     from graphrag_orm.maintenance.service import MaintenanceService
     from graphrag_orm.retrieval import RetrievalOptions
@@ -257,6 +260,41 @@ class SyncMaintenanceService:
         Runs ``MaintenanceService.fail_stale_runs`` on the sync loop and blocks until it ends.
         """
         return self._runner.run(self._service.fail_stale_runs)
+
+    def preview_tenant(self) -> TenantCounts:
+        """What the bound tenant holds, which :meth:`remove_tenant` removes: counts only, of that
+        tenant only (the dry run); reads only. Refused as :meth:`remove_tenant` is.
+
+        Runs ``MaintenanceService.preview_tenant`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.preview_tenant)
+
+    def remove_tenant(
+        self,
+        *,
+        batch_documents: int = DEFAULT_TENANT_BATCH_DOCUMENTS,
+        progress: Callable[[RemovalProgress], None] | None = None,
+    ) -> TenantRemovalReport:
+        """Remove the bound tenant whole: its documents, sections, chunks, leases and runs.
+
+        Documents go as :meth:`reset` removes them, in batches of at most ``batch_documents``
+        (1 to ``MAX_TENANT_BATCH_DOCUMENTS``; else ``invalid-option``) and ``batch_bytes``,
+        one transaction each, each document whole; then the sections and chunks left under
+        a document that is gone, the expired leases, and the run records (runs left
+        ``Running`` by a process that died are marked Failed first). A call stopped midway
+        leaves whole documents only, and calling it again finishes the job. ``progress``
+        is called after each committed batch; :meth:`preview_tenant` counts beforehand.
+
+        Refused before anything is removed: an untenanted graph (``invalid-option``: there
+        is no tenant; :meth:`reset` removes every document), a store bound to no tenant
+        (``tenant-required``), a tenant being written (an unexpired lease, or a ``Running``
+        run that is not stale: ``RemovalConflict("concurrent-write")``), and anything of the
+        tenant's lexical graph the toolkit did not write (``GraphRefused("foreign-graph")``).
+        Another tenant's nodes are never read, counted or touched.
+
+        Runs ``MaintenanceService.remove_tenant`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.remove_tenant, batch_documents=batch_documents, progress=progress)
 
     def check(self) -> HealthReport:
         """The health report (see :mod:`graphrag_orm.maintenance.health`); reads only.
