@@ -13,8 +13,9 @@ bound to no tenant (``tenant-required``, nothing sent). The surfaces, by module:
   and the explorer page's own calls;
 - ``test_agents``: the agent tools, MCP (in process and ``graphrag-orm mcp`` over stdio), the
   LangChain and LlamaIndex retrievers (a blocking twin's too);
-- ``test_evaluation``: the evaluator's report and its stored-chunk reads.
+- ``test_evaluation``: the evaluator's report and its stored-chunk reads;
+- ``test_maintenance``: the previews of a reset and of a tenant's removal, the health report
+  and orphan removal (Python and CLI), with a finding only the other tenant has.
 
-Not here yet: maintenance previews, export and health are being made tenant-aware (issue 31,
-item 3); their leak tests go in ``test_maintenance.py`` on this same corpus.
+Export is the answer export, which reads nothing from the graph: it has no test here.
 """

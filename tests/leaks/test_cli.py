@@ -44,12 +44,13 @@ async def neomodel_restored(store: Store) -> AsyncIterator[None]:
     await attach_neomodel(store.driver, store.database)  # a command's connect pointed neomodel at its own driver
 
 
-async def cli(*args: str, tenant: str | None = OWN) -> Result:
-    """``graphrag-orm [--tenant OWN] ARGS`` in a tenanted graph whose environment names the other tenant."""
+async def cli(*args: str, tenant: str | None = OWN, answers: str | None = None) -> Result:
+    """``graphrag-orm [--tenant OWN] ARGS`` in a tenanted graph whose environment names the other
+    tenant; ``answers`` is what is typed at its prompts."""
     given = ["--tenant", tenant] if tenant is not None else []
     environment = {TENANCY_ENV: "required", TENANT_ENV: OTHER if tenant is not None else None}
     runner = CliRunner()
-    return await asyncio.to_thread(lambda: runner.invoke(app, [*given, *args], env=environment))
+    return await asyncio.to_thread(lambda: runner.invoke(app, [*given, *args], input=answers, env=environment))
 
 
 async def test_ask_prints_nothing_of_the_other_tenant(leaks: Leaks) -> None:
