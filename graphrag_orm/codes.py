@@ -124,6 +124,10 @@ class LimitName(StrEnum):
     SCOPE_DOCUMENTS = "ScopeDocuments"
     VECTOR_SCOPE_OVER_FETCH = "VectorScopeOverFetch"
     FULL_TEXT_SCOPE_OVER_FETCH = "FullTextScopeOverFetch"
+    #: A tenanted graph's full-text search kept fewer than its limit of the tenant's chunks
+    #: (docs/tenancy.md): reported whenever it came back short, as whether other tenants'
+    #: chunks filled the fetch is not something a tenant may learn.
+    FULL_TEXT_TENANT_OVER_FETCH = "FullTextTenantOverFetch"
     EXPANSION_ROWS = "ExpansionRows"
     MAX_HOPS = "MaxHops"
     MAX_DEGREE = "MaxDegree"
@@ -369,7 +373,7 @@ class ErrorCode(StrEnum):
 
 
 class ProblemCode(StrEnum):
-    """Why a request was refused (400, 404) or failed (500)."""
+    """Why a request was refused (400, 403, 404) or failed (500)."""
 
     EMPTY_QUESTION = "empty-question"
     QUESTION_TOO_LONG = "question-too-long"
@@ -391,6 +395,10 @@ class ProblemCode(StrEnum):
     HTTP_ERROR = "http-error"
     #: An exception nothing handled (500); the application's log has it.
     INTERNAL_ERROR = "internal-error"
+    #: A tenanted graph, and no tenant for the request (no ``tenant_for``, or it returned None): 403.
+    TENANT_REQUIRED = "tenant-required"
+    #: ``tenant_for`` returned a value that is no tenant id: 403.
+    INVALID_TENANT = "invalid-tenant"
 
 
 class StreamErrorCode(StrEnum):

@@ -59,6 +59,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.model_env import ModelLoad, model_load
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.options import GraphRagOptions
+from graphrag_orm.tenancy import tenancy_from_env, tenant_from_env
 
 __all__ = [
     "DEFAULT_CHAT_MODEL",
@@ -369,8 +370,13 @@ def graphrag_from_env(
     With ``ontology``, maintenance also removes and checks that ontology's things, facts,
     mentions and quotes, and extraction uses the environment's chat client. The lanes
     and output limits the environment names (:mod:`graphrag_orm.model_env`) fill the
-    fields ``options`` leaves unset.
+    fields ``options`` leaves unset. ``GRAPHRAG_TENANCY=required`` makes the layout
+    tenanted and ``GRAPHRAG_TENANT`` binds the object to a tenant (docs/tenancy.md); a
+    value of either that is not one is ``invalid-layout`` / ``invalid-tenant``.
     """
+    if tenancy_from_env() == "required":
+        layout = layout.replace(tenancy="required")
+    tenant = tenant_from_env()
     settings = model_settings()
     options = settings.load.apply(options)
     choice = models_from_env()
@@ -388,5 +394,6 @@ def graphrag_from_env(
         ontology=ontology,
         options=options,
         stages=(rerank,) if rerank is not None else (),
+        tenant=tenant,
     )
     return rag, choice

@@ -18,6 +18,7 @@ and ``tests/unit/test_facade_lazy.py`` hold both).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from graphrag_orm.chat import ChatClient
 from graphrag_orm.chunking import Chunker
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import Embedder, EmbeddingSet
-from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.errors import ConfigurationError, TenantError
 from graphrag_orm.extraction import Extractor, Verifier
 from graphrag_orm.extraction.writer import KnowledgeWriter
 from graphrag_orm.ingestion import IngestionService
@@ -81,6 +82,9 @@ _LAZY_SERVICES = {
     "graph": "_build_graph",
     "global_answers": "_build_global_answers",
 }
+
+#: The service a tenant's view (``GraphRag.for_tenant``) builds on first access, unlike its facade.
+_VIEW_SERVICES = {"ingestion": "_build_ingestion"}
 
 
 if not TYPE_CHECKING:  # type checkers read the TYPE_CHECKING imports; an unknown name stays an error to them
@@ -146,19 +150,14 @@ class GraphRag:
                 raise ConfigurationError(ErrorCode.INVALID_OPTION, "an ontology needs a chat client for extraction")
             extractor = Extractor(ontology, self.extraction_chat, options.extraction, verifier=verifier, retry=retry)
             knowledge_writer = KnowledgeWriter(self.model, ontology)
-        self.ingestion = IngestionService(
-            self.store,
-            self.model,
-            embedding_set,
-            embedder,
-            chunker=chunker,
-            loaders=loaders,
-            options=options.ingestion,
-            retry=retry,
-            token_counter=token_counter,
-            extractor=extractor,
-            knowledge=knowledge_writer,
-        )
+        # Kept for the ingestion service of each tenant's view (``for_tenant``).
+        self._chunker = chunker
+        self._loaders = loaders
+        self._retry = retry
+        self._token_counter = token_counter
+        self._extractor = extractor
+        self._knowledge_writer = knowledge_writer
+        self.ingestion: IngestionService = self._build_ingestion()
         # Built on first access (see the module's docstring and ``__getattr__``); declared
         # here, in this order, for type checkers and for ``scripts/make_sync.py``.
         self.retriever: Retriever
@@ -188,11 +187,49 @@ class GraphRag:
 
         def __getattr__(self, name: str) -> Any:
             """Build a service of ``_LAZY_SERVICES`` on first access and keep it (other names: AttributeError)."""
-            builder = _LAZY_SERVICES.get(name)
+            builder = _LAZY_SERVICES.get(name) or _VIEW_SERVICES.get(name)
             if builder is None:
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
             # setdefault: should two threads build one at once, both get the one kept.
             return self.__dict__.setdefault(name, getattr(self, builder)())
+
+    def _build_ingestion(self) -> IngestionService:
+        return IngestionService(
+            self.store,
+            self.model,
+            self.embedding_set,
+            self.embedder,
+            chunker=self._chunker,
+            loaders=self._loaders,
+            options=self.options.ingestion,
+            retry=self._retry,
+            token_counter=self._token_counter,
+            extractor=self._extractor,
+            knowledge=self._knowledge_writer,
+        )
+
+    def for_tenant(self, tenant: Tenant | str) -> GraphRag:
+        """This toolkit for one tenant: the same clients, options and driver, every service
+        built anew on a store whose statements carry ``tenant`` (docs/tenancy.md).
+
+        Cheap (no statement, no connection), so a server builds one per request; nothing
+        of the view is shared with another tenant's. Closing the view leaves the driver,
+        which stays this object's to close. ``tenant`` is validated (``invalid-tenant``).
+        """
+        chosen = Tenant.of(tenant)
+        if chosen is None:
+            raise TenantError(ErrorCode.TENANT_REQUIRED, "for_tenant needs a tenant")
+        bound = copy.copy(self)
+        for name in _LAZY_SERVICES:
+            bound.__dict__.pop(name, None)
+        bound.tenant = chosen
+        bound.store = self.store.for_tenant(chosen)
+        bound._driver = None  # the driver is this object's: the view never closes it
+        bound._sync = None
+        # Built on first access: rendering its statements costs milliseconds, and a
+        # request's view mostly reads (a view of a view may not have built it yet).
+        bound.__dict__.pop("ingestion", None)
+        return bound
 
     def _build_retriever(self) -> Retriever:
         from graphrag_orm.retrieval import Retriever

@@ -4,7 +4,9 @@
 every key the model classes declare (``unique_index``), a range index for every
 ``index=True`` property, the vector index on the chunk embedding (the embedding
 set's dimensions and similarity) and the full-text index on chunk text. Names
-start with the layout's schema prefix. :meth:`Schema.create_steps` gives the same
+start with the layout's schema prefix. A tenanted layout (docs/tenancy.md) adds a range
+index on ``tenant`` for documents, sections, chunks, runs and leases, the uniqueness of
+a source URI per tenant, and ``tenant`` as a filter property of the vector index. :meth:`Schema.create_steps` gives the same
 as migration steps; each renders idempotent Cypher (``IF NOT EXISTS``).
 
 Every string a definition places in Cypher is checked twice: when the definition is
@@ -30,6 +32,7 @@ from graphrag_orm.embeddings.sets import MAX_DIMENSIONS, EmbeddingSet, Similarit
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import Layout, validate_identifier
 from graphrag_orm.models import for_layout
+from graphrag_orm.tenancy import TENANT_PROPERTY
 from graphrag_orm.values import Value
 
 #: Filter properties a vector index may declare (``WITH [...]``).
@@ -43,6 +46,7 @@ __all__ = [
     "MAX_INDEX_MEMBERS",
     "MAX_SCHEMA_NAME_CHARS",
     "MAX_VECTOR_FILTER_PROPERTIES",
+    "CompositeUniqueConstraint",
     "CreateStep",
     "DropStep",
     "FullTextAnalyzer",
@@ -148,6 +152,32 @@ class UniqueConstraint(Value):
 
     def signature(self) -> tuple[Any, ...]:
         return ("UNIQUENESS", (self.label,), (self.property,))
+
+
+class CompositeUniqueConstraint(Value):
+    """``REQUIRE (n.a, n.b) IS UNIQUE`` on one label: the pair is unique, each alone is not.
+
+    A property uniqueness constraint (Neo4j Community has it; node key constraints are
+    Enterprise's): a tenanted graph's source URI is unique per tenant.
+    """
+
+    kind: Literal["composite-unique-constraint"] = "composite-unique-constraint"
+    name: SchemaName
+    label: Label
+    properties: tuple[Property, ...] = Field(min_length=2, max_length=MAX_INDEX_MEMBERS)
+
+    def create_cypher(self) -> str:
+        name, label = validate_schema_name(self.name), _label(self.label)
+        props = ", ".join(f"n.{_property(p)}" for p in _members(self.properties))
+        return f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE ({props}) IS UNIQUE"
+
+    def drop_cypher(self) -> str:
+        return f"DROP CONSTRAINT {validate_schema_name(self.name)} IF EXISTS"
+
+    is_constraint: ClassVar[bool] = True
+
+    def signature(self) -> tuple[Any, ...]:
+        return ("UNIQUENESS", (self.label,), self.properties)
 
 
 class RelationshipUniqueConstraint(Value):
@@ -274,7 +304,12 @@ class FullTextIndex(Value):
 
 
 SchemaDefinition = Annotated[
-    UniqueConstraint | RelationshipUniqueConstraint | RangeIndex | VectorIndex | FullTextIndex,
+    UniqueConstraint
+    | CompositeUniqueConstraint
+    | RelationshipUniqueConstraint
+    | RangeIndex
+    | VectorIndex
+    | FullTextIndex,
     Field(discriminator="kind"),
 ]
 
@@ -323,13 +358,17 @@ class Schema:
 
         ``vector_filter`` names chunk properties (stored names, e.g. ``documentId``) the vector
         index declares for filtering inside it; a name that is not a plain identifier raises
-        ``ConfigurationError("invalid-layout")``.
+        ``ConfigurationError("invalid-layout")``. A tenanted layout's vector index declares
+        ``tenant`` first, and its tenant definitions (:func:`_tenant_definitions`) are added.
         """
-        filters = _filter_properties(tuple(vector_filter))
+        tenant = (TENANT_PROPERTY,) if layout.tenanted else ()
+        filters = _filter_properties((*tenant, *vector_filter))
         model = for_layout(layout)
         found: list[SchemaDefinition] = []
         for cls in model.node_classes:
             found.extend(_declared(cls, layout.schema_prefix))
+        if layout.tenanted:
+            found.extend(_tenant_definitions(layout, model.names.document.stored("source_uri")))
         found.append(
             VectorIndex(
                 name=layout.vector_index_name(embedding_set.vector_index_name),
@@ -395,6 +434,26 @@ def _filter_properties(names: tuple[str, ...]) -> tuple[str, ...]:
             f"a vector index declares at most {MAX_VECTOR_FILTER_PROPERTIES} filter properties",
         )
     return tuple(dict.fromkeys(validate_identifier(n, "vector filter property") for n in names))
+
+
+def _tenant_definitions(layout: Layout, source_uri: str) -> list[SchemaDefinition]:
+    """A tenanted layout's own: ``tenant`` indexed on every lexical label whose nodes carry it,
+    and a source URI unique per tenant (the document id is tenant-qualified, so the id's
+    own constraint already keeps one tenant's URI from colliding with another's)."""
+    prefix, document = layout.schema_prefix, layout.document_label
+    labels = (document, layout.section_label, layout.chunk_label, layout.run_label, layout.lease_label)
+    found: list[SchemaDefinition] = [
+        CompositeUniqueConstraint(
+            name=f"{prefix}_{_snake(document)}_tenant_source_uri_unique",
+            label=document,
+            properties=(TENANT_PROPERTY, source_uri),
+        )
+    ]
+    found.extend(
+        RangeIndex(name=f"{prefix}_{_snake(label)}_{TENANT_PROPERTY}_index", label=label, properties=(TENANT_PROPERTY,))
+        for label in labels
+    )
+    return found
 
 
 def _declared(cls: type[AsyncStructuredNode], prefix: str) -> list[SchemaDefinition]:

@@ -13,7 +13,9 @@ Identity (the reference design, section 5 and its amendment of section 13):
   empty one is removed;
 - a text source's URI is ``text:`` followed by its id, as given;
 - the document id is the SHA-256 (lower-case hex) of that URI, and the content hash is
-  the SHA-256 of the loaded UTF-8 bytes.
+  the SHA-256 of the loaded UTF-8 bytes; in a tenanted graph (docs/tenancy.md) the id is
+  the SHA-256 of the tenant, a newline and the URI (:meth:`Source.in_tenant`), so the same
+  URI in two tenants is two documents.
 
 Bad input raises :class:`~graphrag_orm.errors.ConfigurationError` with code
 ``invalid-source``; a file that is missing or unreadable is *not* bad input here, it
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from pydantic import Field, ValidationError, computed_field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, computed_field, field_validator, model_validator
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
@@ -157,9 +159,14 @@ def _split_host_port(hostport: str, uri: str) -> tuple[str, str | None]:
     return host, (port if colon else None)
 
 
-def document_id(source_uri: str) -> str:
-    """SHA-256 (lower-case hex) of the UTF-8 of an already normalised source URI."""
-    return hashlib.sha256(source_uri.encode("utf-8")).hexdigest()
+def document_id(source_uri: str, tenant: str | None = None) -> str:
+    """SHA-256 (lower-case hex) of the UTF-8 of an already normalised source URI.
+
+    With ``tenant`` (a validated tenant value), of the tenant, a newline and the URI: neither
+    holds a newline, so no two (tenant, URI) pairs share an id.
+    """
+    named = source_uri if tenant is None else f"{tenant}\n{source_uri}"
+    return hashlib.sha256(named.encode("utf-8")).hexdigest()
 
 
 def content_hash(utf8: bytes) -> str:
@@ -226,6 +233,8 @@ class Source(Value):
     path: Path | None = None
     text: str | None = Field(default=None, repr=False)
     metadata: SourceMetadata = SourceMetadata()
+    #: The tenant whose document this is (a tenanted ingestion sets it: :meth:`in_tenant`).
+    _tenant: str | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -249,8 +258,15 @@ class Source(Value):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def document_id(self) -> str:
-        """SHA-256 (lower-case hex) of ``source_uri``."""
-        return document_id(self.source_uri)
+        """SHA-256 (lower-case hex) of ``source_uri`` (and of the tenant, in a tenanted graph)."""
+        return document_id(self.source_uri, self._tenant)
+
+    def in_tenant(self, tenant: str) -> Source:
+        """A copy that is ``tenant``'s document: its id is qualified by the tenant (``tenant``
+        is a validated :class:`~graphrag_orm.tenancy.Tenant` value; the ingestion sets it)."""
+        copy = self.model_copy()
+        copy._tenant = tenant
+        return copy
 
     def with_metadata(self, metadata: SourceMetadata | None = None, **fields: str | None) -> Source:
         """A copy with ``metadata`` replaced (when given), then the named fields changed.

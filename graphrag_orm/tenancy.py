@@ -11,6 +11,7 @@ Cypher, expansions) are refused with :func:`refuse_in_tenanted_graph` (``tenant-
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,13 +22,18 @@ from graphrag_orm.errors import ConfigurationError, TenantError
 
 __all__ = [
     "MAX_TENANT_LENGTH",
+    "TENANCY_ENV",
     "TENANCY_MODES",
     "TENANT_ENV",
     "TENANT_PARAMETER",
     "TENANT_PROPERTY",
     "Tenant",
+    "check_fenced",
     "refuse_in_tenanted_graph",
+    "require_tenant",
     "statement_parameters",
+    "tenancy_from_env",
+    "tenant_from_env",
 ]
 
 MAX_TENANT_LENGTH = 128
@@ -43,7 +49,11 @@ TENANT_PARAMETER = "tenant"
 """The statement parameter the store binds to its tenant's value."""
 
 TENANT_ENV = "GRAPHRAG_TENANT"
-"""The environment variable the CLI reads when ``--tenant`` is not given."""
+"""The environment variable the CLI reads when ``--tenant`` is not given (the MCP server too)."""
+
+TENANCY_ENV = "GRAPHRAG_TENANCY"
+"""The environment variable that makes the layout of what is built from the environment tenanted
+(``required``); unset or ``off`` leaves the layout's own (``graphrag_from_env``, the CLI)."""
 
 # Letters, digits and ``._:@-``, starting with a letter or digit: what an application's
 # customer ids look like; no spaces, quotes, backticks or control characters.
@@ -83,12 +93,56 @@ def check_tenancy_mode(mode: Any) -> str:
     return str(mode)
 
 
+def tenant_from_env(environ: Mapping[str, str] | None = None) -> Tenant | None:
+    """The tenant :data:`TENANT_ENV` names (``os.environ`` by default), validated; None when unset or blank."""
+    environ = os.environ if environ is None else environ
+    value = (environ.get(TENANT_ENV) or "").strip()
+    return Tenant(value) if value else None
+
+
+def tenancy_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """:data:`TENANCY_ENV`'s mode (``off`` or ``required``; else ``invalid-layout``); None when unset."""
+    environ = os.environ if environ is None else environ
+    value = (environ.get(TENANCY_ENV) or "").strip().lower()
+    return check_tenancy_mode(value) if value else None
+
+
 def refuse_in_tenanted_graph(tenanted: bool, what: str) -> None:
     """Raise ``tenant-refused`` when ``tenanted``: ``what`` cannot be fenced to one tenant yet."""
     if tenanted:
         raise TenantError(
             ErrorCode.TENANT_REFUSED,
             f"{what} is refused in a tenanted graph; a tenant that needs it needs its own database",
+        )
+
+
+def check_fenced(layout_tenanted: bool, store_tenanted: bool, what: str) -> None:
+    """Refuse a service whose statements (rendered from its layout) and store (which sends them)
+    disagree on whether the graph is tenanted, before anything is sent.
+
+    A tenanted store with an untenanted layout would send statements that filter by no tenant
+    (``tenant-refused``: never silently global); a tenanted layout through an untenanted store
+    would send statements without their ``$tenant`` (``tenant-required``).
+    """
+    if store_tenanted and not layout_tenanted:
+        raise TenantError(
+            ErrorCode.TENANT_REFUSED,
+            f"{what} of a tenanted graph needs its tenanted layout (tenancy='required'): "
+            "its statements would not filter by tenant",
+        )
+    if layout_tenanted and not store_tenanted:
+        raise TenantError(
+            ErrorCode.TENANT_REQUIRED,
+            f"{what} of a tenanted layout needs a tenanted store bound to a tenant (Store.for_tenant, GraphRag(tenant=...))",
+        )
+
+
+def require_tenant(tenanted: bool, tenant: Tenant | None, what: str) -> None:
+    """Raise ``tenant-required`` when ``tenanted`` and no ``tenant``: ``what`` is built bound to one or not at all."""
+    if tenanted and tenant is None:
+        raise TenantError(
+            ErrorCode.TENANT_REQUIRED,
+            f"{what} of a tenanted graph needs a tenant (tenant=..., or a GraphRag bound to one)",
         )
 
 

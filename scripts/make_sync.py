@@ -52,8 +52,9 @@ FACADE_CLASS = "GraphRag"
 TWIN_OF_FACADE = "SyncGraphRag"
 #: Facade attributes that are not services to twin, with the reason.
 LEFT_OUT_ATTRIBUTES = {"store": "its calls take async work functions"}
-#: Facade methods that are not twinned.
-LEFT_OUT_FACADE_METHODS = frozenset({"sync"})
+#: Facade methods that are not twinned by the generic rule (``for_tenant`` returns a facade, not
+#: a result: the twin's own ``for_tenant`` is written in :func:`facade_twin`, on the same loop).
+LEFT_OUT_FACADE_METHODS = frozenset({"sync", "for_tenant"})
 #: Facade methods after which the loop is stopped (the facade is closed).
 STOPPING_METHODS = frozenset({"close", "__aexit__"})
 CONTEXT_METHODS = {"__aenter__": "__enter__", "__aexit__": "__exit__"}
@@ -373,8 +374,14 @@ def twin_method(method: Method, target: str, names: ModuleNames, imports: Import
         if method.name in STOPPING_METHODS:
             if not (isinstance(body.returns, ast.Constant) and body.returns.value is None):
                 raise GenerationError(f"{method.where}: a method that closes the facade must return None")
-            body.statement = f"try:\n            {body.statement}\n        finally:\n            self._runner.stop()"
-            body.footer += " Then stops the loop: later calls raise ``RuntimeError``."
+            body.statement = (
+                f"try:\n            {body.statement}\n        finally:\n"
+                f"            if self._owns_loop:\n                self._runner.stop()"
+            )
+            body.footer += (
+                " Then stops the loop (a tenant's view leaves it to the twin it came from):"
+                " later calls raise ``RuntimeError``."
+            )
     return (
         f"    def {name}({ast.unparse(method.node.args)}) -> {ast.unparse(body.returns)}:\n"
         f"        {docstring(ast.get_docstring(method.node), body.footer)}\n"
@@ -513,15 +520,18 @@ def facade_twin(facade: type, module: ModuleType, services: list[Service], impor
     if any(service.optional for service in services):
         for own in ("ConfigurationError", "ErrorCode"):
             imports.add(own, OWN_NAMES[own][0], runtime=True, where=FACADE_CLASS)
+    imports.add("Tenant", Binding("graphrag_orm.tenancy", "Tenant"), runtime=False, where=FACADE_CLASS)
     return (
         f"class {TWIN_OF_FACADE}:\n"
         f'    """``{FACADE_CLASS}`` with blocking calls: one private event loop in a daemon thread runs them all.\n\n'
         f"    ``{FACADE_CLASS}.sync()`` returns the same twin until it is closed. ``close()`` (or leaving\n"
         f"    ``with``) closes the facade and stops the loop.\n"
         f'    """\n\n'
-        f"    def __init__(self, rag: {FACADE_CLASS}) -> None:\n"
+        f"    def __init__(self, rag: {FACADE_CLASS}, runner: LoopThread | None = None) -> None:\n"
         f"        self._rag = rag\n"
-        f"        self._runner = LoopThread()\n\n"
+        f"        self._runner = runner or LoopThread()\n"
+        f"        #: A tenant's view runs on the loop of the twin it came from, and leaves it running.\n"
+        f"        self._owns_loop = runner is None\n\n"
         f"    @property\n"
         f"    def rag(self) -> {FACADE_CLASS}:\n"
         f'        """The async facade these calls run on (its values, such as ``options``, are shared)."""\n'
@@ -530,6 +540,10 @@ def facade_twin(facade: type, module: ModuleType, services: list[Service], impor
         f"    def closed(self) -> bool:\n"
         f'        """True once ``close()`` has stopped the loop."""\n'
         f"        return self._runner.stopped\n\n"
+        f"    def for_tenant(self, tenant: Tenant | str) -> {TWIN_OF_FACADE}:\n"
+        f'        """``{FACADE_CLASS}.for_tenant``: a twin of the view on this twin\'s loop; closing it leaves the\n'
+        f'        loop and the driver to this twin."""\n'
+        f"        return {TWIN_OF_FACADE}(self._rag.for_tenant(tenant), self._runner)\n\n"
         f"{properties}\n"
         f"{body}"
     )

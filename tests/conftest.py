@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -14,6 +16,8 @@ from graphrag_orm.store.connection import ConnectionSettings, open_driver
 from graphrag_orm.store.neomodel import attach_neomodel, detach_neomodel
 from tests.database import claim_database, drop_all_schema, suite_connection_settings, wipe_data
 from tests.support.fixtures import openai_server  # noqa: F401  (the loopback model server)
+
+MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
 
 # The suite never reaches a provider: offline mode and no key, for this process and every
 # subprocess it starts, unless a test sets its own (monkeypatch, or a subprocess's env).
@@ -64,6 +68,28 @@ async def graph(store: Store) -> AsyncIterator[None]:
     await install_toolkit_schema(store)
     await wipe_data(store)
     yield
+
+
+@contextlib.asynccontextmanager
+async def tenanted_chain(store: Store) -> AsyncIterator[None]:
+    """An empty graph with the tenanted chain applied (the tenancy revision); the toolkit's
+    own chain is restored afterwards."""
+    await wipe_data(store)
+    await drop_all_schema(store)
+    await Migrator(store, Chain.load(MIGRATIONS, tenanted=True)).apply()
+    try:
+        yield
+    finally:
+        await wipe_data(store)
+        await drop_all_schema(store)
+        await Migrator(store, Chain.load()).apply()
+
+
+@pytest_asyncio.fixture
+async def tenanted_graph(store: Store) -> AsyncIterator[None]:
+    """An empty graph with the tenanted chain applied; the toolkit's own chain is restored afterwards."""
+    async with tenanted_chain(store):
+        yield
 
 
 @pytest_asyncio.fixture

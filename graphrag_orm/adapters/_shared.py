@@ -30,12 +30,14 @@ from graphrag_orm.facade import GraphRag
 from graphrag_orm.ingestion import fingerprint_of
 from graphrag_orm.retrieval import RetrievalOptions, Scope
 from graphrag_orm.sync import SyncGraphRag
+from graphrag_orm.tenancy import Tenant, require_tenant
 
 __all__ = [
     "ADAPTER_VERSION",
     "EVIDENCE_KIND",
     "ByteOffsets",
     "adapter_fingerprint",
+    "bound_rag",
     "evidence_metadata",
     "fixed_options",
     "invalid_fields",
@@ -106,6 +108,18 @@ def invalid_fields(owner: str, error: ValidationError) -> ConfigurationError:
         f"{'.'.join(str(part) for part in item['loc']) or owner}: {item['msg']}" for item in error.errors()
     )
     return ConfigurationError(ErrorCode.INVALID_OPTION, f"{owner}: {problems}")
+
+
+def bound_rag(rag: GraphRag | SyncGraphRag, tenant: Tenant | str | None, owner: str) -> GraphRag | SyncGraphRag:
+    """``rag`` bound to ``tenant`` (``for_tenant``: a blocking twin's view runs on the twin's
+    loop), or as it is without one. In a tenanted graph, a rag bound to no tenant is
+    ``tenant-required``.
+    """
+    if tenant is not None:
+        rag = rag.for_tenant(tenant)
+    facade = rag.rag if isinstance(rag, SyncGraphRag) else rag
+    require_tenant(facade.layout.tenanted, facade.tenant, owner)
+    return rag
 
 
 def retrieval_options_of(rag: GraphRag | SyncGraphRag) -> RetrievalOptions:

@@ -45,6 +45,7 @@ from pydantic import PrivateAttr, ValidationError
 from graphrag_orm.adapters._shared import (
     ByteOffsets,
     adapter_fingerprint,
+    bound_rag,
     evidence_metadata,
     fixed_options,
     invalid_fields,
@@ -60,6 +61,7 @@ from graphrag_orm.placement import ChunkText
 from graphrag_orm.retrieval import RetrievalOptions, Scope
 from graphrag_orm.sources import Source
 from graphrag_orm.sync import SyncGraphRag
+from graphrag_orm.tenancy import Tenant
 
 __all__ = [
     "CONTEXT_SEPARATOR",
@@ -90,12 +92,15 @@ class GraphRagRetriever(BaseRetriever):
     sections, metadata or Cypher scope) is fixed for every query. A scope given both in
     ``options`` and as ``scope``, differently, raises ``ConfigurationError("invalid-option")``.
     Retrieval errors are the toolkit's (``QuestionRefused``, ``ScopeError``,
-    ``RetrievalFailed``), with their codes.
+    ``RetrievalFailed``), with their codes. ``tenant`` binds every query to one tenant
+    (``rag.for_tenant(tenant)``, a blocking twin's too);
+    in a tenanted graph the retriever is built bound to one or not at all (``tenant-required``).
     """
 
     rag: GraphRag | SyncGraphRag
     options: RetrievalOptions | None = None
     scope: Scope | None = None
+    tenant: Tenant | str | None = None
     _fixed: RetrievalOptions = PrivateAttr()
 
     def __init__(self, **fields: Any) -> None:
@@ -103,6 +108,7 @@ class GraphRagRetriever(BaseRetriever):
             super().__init__(**fields)
         except ValidationError as error:
             raise invalid_fields(type(self).__name__, error) from None
+        self.rag = bound_rag(self.rag, self.tenant, type(self).__name__)
         # After validation, so the refusal keeps its own code instead of becoming pydantic's.
         self._fixed = fixed_options(self.options or retrieval_options_of(self.rag), self.scope)
 
@@ -198,7 +204,11 @@ def chunked_from_langchain(
 
 
 async def ingest_langchain(
-    rag: GraphRag, documents: Iterable[tuple[Source, Sequence[Document | str]]], splitter: object
+    rag: GraphRag,
+    documents: Iterable[tuple[Source, Sequence[Document | str]]],
+    splitter: object,
+    *,
+    tenant: Tenant | str | None = None,
 ) -> IngestionReceipt:
     """Ingest each source with the chunks ``splitter`` cut it into, under the splitter's fingerprint.
 
@@ -209,4 +219,6 @@ async def ingest_langchain(
     """
     keys = header_keys_of(splitter)
     chunked = [chunked_from_langchain(source, chunks, header_keys=keys) for source, chunks in documents]
-    return await rag.ingestion.ingest_chunked(chunked, langchain_fingerprint(splitter))
+    bound = bound_rag(rag, tenant, "ingest_langchain")
+    assert isinstance(bound, GraphRag)
+    return await bound.ingestion.ingest_chunked(chunked, langchain_fingerprint(splitter))

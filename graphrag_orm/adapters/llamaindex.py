@@ -47,6 +47,7 @@ from llama_index.core.schema import (
 from graphrag_orm.adapters._shared import (
     ByteOffsets,
     adapter_fingerprint,
+    bound_rag,
     evidence_metadata,
     fixed_options,
     relative_scores,
@@ -61,6 +62,7 @@ from graphrag_orm.placement import ChunkText
 from graphrag_orm.retrieval import RetrievalOptions, Scope
 from graphrag_orm.sources import Source
 from graphrag_orm.sync import SyncGraphRag
+from graphrag_orm.tenancy import Tenant
 
 __all__ = [
     "GraphRagRetriever",
@@ -97,7 +99,9 @@ class GraphRagRetriever(BaseRetriever):
     ``options`` default to the facade's retrieval options; ``scope`` is fixed for every
     query; a scope given both ways, differently, raises ``ConfigurationError("invalid-option")``,
     and so does a ``rag`` that is neither a ``GraphRag`` nor its twin. Retrieval errors are
-    the toolkit's, with their codes.
+    the toolkit's, with their codes. ``tenant`` binds every query to one tenant, as in
+    the LangChain adapter; in a tenanted graph the retriever is built bound to one or not
+    at all (``tenant-required``).
     """
 
     def __init__(
@@ -106,10 +110,12 @@ class GraphRagRetriever(BaseRetriever):
         *,
         options: RetrievalOptions | None = None,
         scope: Scope | None = None,
+        tenant: Tenant | str | None = None,
         **base: Any,
     ) -> None:
         if not isinstance(rag, GraphRag | SyncGraphRag):
             raise ConfigurationError(ErrorCode.INVALID_OPTION, "rag must be a GraphRag or its twin rag.sync()")
+        rag = bound_rag(rag, tenant, type(self).__name__)
         self.rag = rag
         self.options = fixed_options(options or retrieval_options_of(rag), scope)
         super().__init__(**base)
@@ -169,7 +175,11 @@ def chunked_from_llamaindex(source: Source, nodes: Sequence[BaseNode], *, text: 
 
 
 async def ingest_llamaindex(
-    rag: GraphRag, documents: Iterable[tuple[Source, Sequence[BaseNode]]], parser: object
+    rag: GraphRag,
+    documents: Iterable[tuple[Source, Sequence[BaseNode]]],
+    parser: object,
+    *,
+    tenant: Tenant | str | None = None,
 ) -> IngestionReceipt:
     """Ingest each source with the nodes ``parser`` cut it into, under the parser's fingerprint.
 
@@ -178,4 +188,6 @@ async def ingest_llamaindex(
     ``position-not-recovered`` and nothing of it is written).
     """
     chunked = [chunked_from_llamaindex(source, nodes) for source, nodes in documents]
-    return await rag.ingestion.ingest_chunked(chunked, llamaindex_fingerprint(parser))
+    bound = bound_rag(rag, tenant, "ingest_llamaindex")
+    assert isinstance(bound, GraphRag)
+    return await bound.ingestion.ingest_chunked(chunked, llamaindex_fingerprint(parser))

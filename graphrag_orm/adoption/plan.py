@@ -9,6 +9,10 @@ refuses a plan with blockers (``AdoptionError("adoption-blocked")``, nothing wri
 else writes one run (:mod:`~graphrag_orm.adoption.apply`). ``await plan.undo(run_id)``
 takes back what that run added (:mod:`~graphrag_orm.adoption.undo`). Apply and undo
 run in a ``GraphRag.Adopt`` span (run id and counts only).
+
+A tenanted graph (docs/tenancy.md) refuses adoption (``tenant-refused``) when the plan is
+built: the graph another library wrote carries no tenant, and its documents cannot be
+fenced to one.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from graphrag_orm.loaders import LoaderRegistry
 from graphrag_orm.models import for_layout
 from graphrag_orm.schema import CreateStep, MigrationStep, Schema
 from graphrag_orm.store import Store
+from graphrag_orm.tenancy import refuse_in_tenanted_graph
 from graphrag_orm.tracing import SpanName, span
 
 __all__ = ["Adoption", "AdoptionPlan"]
@@ -65,6 +70,9 @@ class AdoptionPlan:
             layout.chunk_text_property,
             layout.chunk_embedding_property,
         )
+        # The other library's nodes carry no tenant: adopting them in a tenanted graph would
+        # read and stamp every tenant's documents (docs/tenancy.md).
+        refuse_in_tenanted_graph(layout.tenanted or store.tenanted, "adoption of another library's graph")
         if GROUNDING_PROPERTY in chunk_names:
             raise ConfigurationError(
                 ErrorCode.INVALID_LAYOUT, f"adoption stores {GROUNDING_PROPERTY!r} on chunks; rename that property"

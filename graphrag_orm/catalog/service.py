@@ -196,7 +196,9 @@ class CatalogService:
                         ErrorCode.AMBIGUOUS_ID,
                         f"{matches:,} documents have ids starting with {text!r}: give more of the id",
                     )
-        candidates = [document_id(uri) for uri in self._uris(text)]
+        # A tenanted graph's ids are the tenant's (docs/tenancy.md); without a tenant its store refuses.
+        tenant = self.store.tenant.value if self.model.layout.tenanted and self.store.tenant is not None else None
+        candidates = [document_id(uri, tenant) for uri in self._uris(text)]
         existing = await self._existing(candidates)
         for candidate in candidates:
             if candidate in existing:

@@ -1,4 +1,8 @@
-"""The catalog's reads, rendered once from one model's stored names; every column read by key."""
+"""The catalog's reads, rendered once from one model's stored names; every column read by key.
+
+In a tenanted layout (docs/tenancy.md) every read matches the bound tenant's documents,
+chunks, sections and runs only (``$tenant``); untenanted, the text is what it was.
+"""
 
 from __future__ import annotations
 
@@ -43,7 +47,9 @@ class CatalogStatements:
     def render(cls, names: StoredNames) -> CatalogStatements:
         doc, chunk, section, run = names.document, names.chunk, names.section, names.run
         key, chunk_doc = doc.key, chunk.stored("document_id")
-        chunks_of = f"COUNT {{ MATCH (c:{chunk.label}) WHERE c.{chunk_doc} = d.{key} }}"
+        owned = names.owned
+        mine = f" {{{owned.removeprefix(', ')}}}" if owned else ""
+        chunks_of = f"COUNT {{ MATCH (c:{chunk.label}) WHERE c.{chunk_doc} = d.{key}{names.tenant_and('c')} }}"
         summary = (
             f"d.{key} AS id, d.{doc.stored('source_uri')} AS sourceUri, d.{doc.stored('title')} AS title, "
             f"d.{doc.stored('media_type')} AS mediaType, d.{doc.stored('length_bytes')} AS lengthBytes, "
@@ -62,26 +68,26 @@ class CatalogStatements:
         started = run.stored("started_at")
         section_doc = section.stored("document_id")
         return cls(
-            count_documents=f"MATCH (d:{doc.label}) RETURN count(d) AS total",
+            count_documents=f"MATCH (d:{doc.label}{mine}) RETURN count(d) AS total",
             documents=(
-                f"MATCH (d:{doc.label}) WITH d ORDER BY d.{doc.stored('source_uri')}, d.{key} LIMIT $limit "
+                f"MATCH (d:{doc.label}{mine}) WITH d ORDER BY d.{doc.stored('source_uri')}, d.{key} LIMIT $limit "
                 f"RETURN {summary}"
             ),
-            count_runs=f"MATCH (r:{run.label}) RETURN count(r) AS total",
+            count_runs=f"MATCH (r:{run.label}{mine}) RETURN count(r) AS total",
             runs=(
-                f"MATCH (r:{run.label}) WITH r ORDER BY r.{started} DESC, r.{run.key} LIMIT $limit "
+                f"MATCH (r:{run.label}{mine}) WITH r ORDER BY r.{started} DESC, r.{run.key} LIMIT $limit "
                 f"RETURN r.{run.key} AS id, r.{run.stored('status')} AS status, r.{started} AS startedAt, "
                 f"r.{run.stored('completed_at')} AS completedAt, {counts}"
             ),
             document=(
-                f"MATCH (d:{doc.label} {{{key}: $id}}) RETURN {summary}, "
+                f"MATCH (d:{doc.label} {{{key}: $id{owned}}}) RETURN {summary}, "
                 f"d.{doc.stored('content_hash')} AS contentHash, d.{doc.stored('published')} AS published, "
                 f"d.{doc.stored('publisher')} AS publisher, d.{doc.stored('url')} AS url, "
                 f"d.{doc.stored('text_origin')} AS textOrigin, size(d.{doc.stored('page_starts')}) AS pages, "
-                f"COUNT {{ MATCH (s:{section.label}) WHERE s.{section_doc} = d.{key} }} AS sections"
+                f"COUNT {{ MATCH (s:{section.label}) WHERE s.{section_doc} = d.{key}{names.tenant_and('s')} }} AS sections"
             ),
             chunks=(
-                f"MATCH (c:{chunk.label}) WHERE c.{chunk_doc} = $id "
+                f"MATCH (c:{chunk.label}) WHERE c.{chunk_doc} = $id{names.tenant_and('c')} "
                 f"WITH c ORDER BY c.{chunk.stored('order')}, c.{chunk.stored('start_byte')} LIMIT $limit "
                 f"OPTIONAL MATCH (c)-[:{names.chunk_section.relationship_type}]->(s:{section.label}) "
                 f"WITH c, head(collect(s.{section.stored('title')})) AS section "
@@ -91,16 +97,18 @@ class CatalogStatements:
                 f"ORDER BY `order`, startByte"
             ),
             prefix=(
-                f"MATCH (d:{doc.label}) WHERE d.{key} STARTS WITH $prefix RETURN count(d) AS matches, min(d.{key}) AS id"
+                f"MATCH (d:{doc.label}{mine}) WHERE d.{key} STARTS WITH $prefix RETURN count(d) AS matches, min(d.{key}) AS id"
             ),
-            existing=f"UNWIND $ids AS id MATCH (d:{doc.label} {{{key}: id}}) RETURN d.{key} AS id",
-            count_documents_among=f"UNWIND $ids AS id MATCH (d:{doc.label} {{{key}: id}}) RETURN count(d) AS total",
+            existing=f"UNWIND $ids AS id MATCH (d:{doc.label} {{{key}: id{owned}}}) RETURN d.{key} AS id",
+            count_documents_among=(
+                f"UNWIND $ids AS id MATCH (d:{doc.label} {{{key}: id{owned}}}) RETURN count(d) AS total"
+            ),
             documents_among=(
-                f"UNWIND $ids AS id MATCH (d:{doc.label} {{{key}: id}}) "
+                f"UNWIND $ids AS id MATCH (d:{doc.label} {{{key}: id{owned}}}) "
                 f"WITH d ORDER BY d.{doc.stored('source_uri')}, d.{key} LIMIT $limit RETURN {summary}"
             ),
             chunk_grounded=(
-                f"RETURN EXISTS {{ MATCH (c:{chunk.label}) WHERE c.{chunk_doc} = $id "
+                f"RETURN EXISTS {{ MATCH (c:{chunk.label}) WHERE c.{chunk_doc} = $id{names.tenant_and('c')} "
                 f"AND c.{GROUNDING_PROPERTY} = $chunk }} AS grounded"
             ),
         )

@@ -11,6 +11,7 @@ that the listing stays complete.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from typer.core import TyperGroup
 from typer.main import get_group
 
 from graphrag_orm.errors import GraphRagError
+from graphrag_orm.tenancy import TENANT_ENV
 
 if TYPE_CHECKING:
     from typer._click import Command
@@ -63,6 +65,7 @@ _COMMANDS: dict[str, _Lazy] = {
     "reset": _Lazy("maintain", "reset"),
     "orphans": _Lazy("maintain", "orphans"),
     "fail-stale-runs": _Lazy("maintain", "fail_stale_runs"),
+    "remove-tenant": _Lazy("maintain", "remove_tenant"),
     "documents": _Lazy("catalog", "documents"),
     "runs": _Lazy("catalog", "runs"),
     "show": _Lazy("catalog", "show"),
@@ -141,13 +144,65 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
+#: Commands that never read or write documents: the server, the schema, the model files.
+#: They run without a tenant in a tenanted graph (the schema is the graph's, not a tenant's).
+ADMINISTRATIVE_COMMANDS = frozenset({"neo4j", "migrations", "models"})
+#: Commands a tenanted graph refuses whatever the tenant (``tenant-refused``): they cannot be
+#: fenced to one tenant yet (re-embedding is graph-wide; Text2Cypher runs a model's Cypher).
+UNFENCED_COMMANDS = frozenset({"reembed", "graph"})
+
+
 @app.callback()
 def _root(
+    context: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_print_version, is_eager=True, help="Print the installed version and exit."
     ),
+    tenant: str | None = typer.Option(
+        None,
+        "--tenant",
+        envvar=TENANT_ENV,
+        show_envvar=True,
+        help="The tenant every command that opens the graph is bound to (a tenanted graph: GRAPHRAG_TENANCY=required).",
+    ),
 ) -> None:
     """GraphRAG on Neo4j: ingest documents, answer with verified citations, keep the graph healthy."""
+    # A command's --help opens nothing: it is shown whatever the tenant (click has handed the
+    # command its arguments by now, so they are read from the command line).
+    _bind_tenant(tenant, None if "--help" in sys.argv[1:] else context.invoked_subcommand)
+
+
+def _bind_tenant(value: str | None, command: str | None) -> None:
+    """Validate ``--tenant`` / GRAPHRAG_TENANT and hand it on, through GRAPHRAG_TENANT, to every
+    GraphRag the command builds from the environment (and to any process it starts).
+
+    In a tenanted graph (GRAPHRAG_TENANCY=required), a command that opens the graph without
+    a tenant ends here with ``tenant-required``: nothing is connected, read or written.
+    """
+    import os
+
+    from graphrag_orm.codes import ErrorCode
+    from graphrag_orm.tenancy import Tenant, refuse_in_tenanted_graph, tenancy_from_env
+
+    # The error line is _common's, imported only on failing: `neo4j` and `ingest` load what they need alone.
+    try:
+        tenant = Tenant(value.strip()) if value and value.strip() else None
+        tenanted = tenancy_from_env() == "required"
+        if tenant is not None:
+            os.environ[TENANT_ENV] = tenant.value
+        if command in UNFENCED_COMMANDS:
+            refuse_in_tenanted_graph(tenanted, f"graphrag-orm {command}")
+    except GraphRagError as error:
+        from graphrag_orm.cli._common import fail
+
+        fail(error.message, error.code)
+    if tenanted and tenant is None and command is not None and command not in ADMINISTRATIVE_COMMANDS:
+        from graphrag_orm.cli._common import fail
+
+        fail(
+            "this graph is tenanted (GRAPHRAG_TENANCY=required): name the tenant with --tenant or GRAPHRAG_TENANT",
+            ErrorCode.TENANT_REQUIRED,
+        )
 
 
 def main() -> None:

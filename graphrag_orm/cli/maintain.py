@@ -1,5 +1,5 @@
 """``graphrag-orm check``, ``remove DOCUMENT``, ``reset [--run ID]... [--document DOCUMENT]... [--yes]``,
-``orphans``, ``fail-stale-runs``.
+``orphans``, ``fail-stale-runs``, ``remove-tenant [--batch-size N] [--dry-run] [--yes]``.
 
 The services are built from the environment: NEO4J_* for the connection, the default
 layout, and the embedding set of GRAPHRAG_EMBEDDING_MODEL and
@@ -11,11 +11,16 @@ with the documents. The graph does not record which ontology wrote it, so withou
 (``foreign-graph``; the message says to pass ``--ontology``). A document is named by
 its id, a unique id prefix (at least six hex digits), its source URI or the path it was
 ingested from. A refusal ends the command with its code and exit code 1.
+
+In a tenanted graph (GRAPHRAG_TENANCY=required) every command is the tenant's that
+``--tenant`` / GRAPHRAG_TENANT names: it reads, counts and removes that tenant's nodes only,
+and ``remove-tenant`` removes that tenant whole (docs/tenancy.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 import typer
@@ -34,7 +39,18 @@ from graphrag_orm.cli._common import (
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError, GraphRefused
 from graphrag_orm.facade import GraphRag
-from graphrag_orm.maintenance import HealthReport, RemovalPreview, RemovalProgress, RemovalReport, ResetScope
+from graphrag_orm.maintenance import (
+    DEFAULT_TENANT_BATCH_DOCUMENTS,
+    MAX_TENANT_BATCH_DOCUMENTS,
+    HealthReport,
+    RemovalPreview,
+    RemovalProgress,
+    RemovalReport,
+    ResetScope,
+    TenantCounts,
+    TenantRemovalReport,
+)
+from graphrag_orm.maintenance.options import check_tenant_batch
 
 __all__ = [
     "check",
@@ -44,6 +60,7 @@ __all__ = [
     "orphans",
     "removal_summary",
     "remove",
+    "remove_tenant",
     "reset",
 ]
 
@@ -171,15 +188,17 @@ def reset(
         ids = await resolve_documents(rag, documents) if documents else None
         return ResetScope(run_ids=tuple(run_ids) if run_ids else None, document_ids=ids)
 
-    async def preview(rag: GraphRag) -> tuple[ResetScope, RemovalPreview]:
+    async def preview(rag: GraphRag) -> tuple[ResetScope, RemovalPreview, str]:
         scope = await scope_of(rag)
-        return scope, await rag.maintenance.preview(scope)
-
-    scope, planned = _maintain(preview, ontology)
-    if not yes:
-        chosen = (
-            "every document the toolkit wrote" if scope.is_everything else "the documents of the given runs and ids"
+        # A tenanted graph's reset is the tenant's (docs/tenancy.md).
+        everything = (
+            f"every document of tenant {rag.tenant}" if rag.layout.tenanted else "every document the toolkit wrote"
         )
+        return scope, await rag.maintenance.preview(scope), everything
+
+    scope, planned, everything = _maintain(preview, ontology)
+    if not yes:
+        chosen = everything if scope.is_everything else "the documents of the given runs and ids"
         console.print(
             f"this removes {chosen}: {counted(planned.documents, 'document')}, "
             f"{counted(planned.sections, 'section')} and {counted(planned.chunks, 'chunk')}"
@@ -190,6 +209,18 @@ def reset(
             )
         if not typer.confirm("remove them?"):
             raise typer.Exit(1)
+    with _removal_bar(planned.documents) as advance:
+
+        async def remove_scope(rag: GraphRag) -> RemovalReport:
+            return await rag.maintenance.reset(scope, progress=advance)
+
+        report = _maintain(remove_scope, ontology)
+    _print_removal(report)
+
+
+@contextmanager
+def _removal_bar(documents: int) -> Iterator[Callable[[RemovalProgress], None]]:
+    """A rich progress bar of ``documents`` to remove; yields the ``progress`` callback that moves it."""
     columns = (
         TextColumn("[bold]removing"),
         BarColumn(),
@@ -199,18 +230,70 @@ def reset(
     )
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(
-            "documents", total=planned.documents or None, chunks="0 chunks", batches=counted(0, "batch", "batches")
+            "documents", total=documents or None, chunks="0 chunks", batches=counted(0, "batch", "batches")
         )
 
         def advance(done: RemovalProgress) -> None:
             batches = counted(done.batches, "batch", "batches")
             bar.update(task, completed=done.documents, chunks=counted(done.chunks, "chunk"), batches=batches)
 
-        async def remove_scope(rag: GraphRag) -> RemovalReport:
-            return await rag.maintenance.reset(scope, progress=advance)
+        yield advance
 
-        report = _maintain(remove_scope, ontology)
-    _print_removal(report)
+
+def tenant_summary(counts: TenantCounts) -> str:
+    """``2 documents, 6 sections, 6 chunks, 1 run and 0 leases``: what a tenant holds."""
+    return (
+        f"{counted(counts.documents, 'document')}, {counted(counts.sections, 'section')}, "
+        f"{counted(counts.chunks, 'chunk')}, {counted(counts.runs, 'run')} and {counted(counts.leases, 'lease')}"
+    )
+
+
+def remove_tenant(
+    batch_size: int = typer.Option(
+        DEFAULT_TENANT_BATCH_DOCUMENTS,
+        "--batch-size",
+        help=f"Documents per batch, one transaction each (1 to {MAX_TENANT_BATCH_DOCUMENTS}).",
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only count what the tenant holds; remove nothing."),
+    yes: bool = typer.Option(False, "--yes", help="Do not ask before deleting."),
+) -> None:
+    """Remove the tenant (--tenant) whole, in batches: its documents, sections, chunks, leases and runs."""
+    try:
+        check_tenant_batch(batch_size)
+    except ConfigurationError as error:
+        fail(error.message, error.code)
+
+    async def preview(rag: GraphRag) -> tuple[str, TenantCounts]:
+        return str(rag.tenant), await rag.maintenance.preview_tenant()
+
+    tenant, planned = _maintain(preview, None)
+    console.print(f"tenant {tenant} holds {tenant_summary(planned)}")
+    if dry_run:
+        return
+    if not yes and not typer.confirm(f"remove tenant {tenant} whole?"):
+        raise typer.Exit(1)
+    with _removal_bar(planned.documents) as advance:
+
+        async def remove_all(rag: GraphRag) -> TenantRemovalReport:
+            return await rag.maintenance.remove_tenant(batch_documents=batch_size, progress=advance)
+
+        report = _maintain(remove_all, None)
+    removed = TenantCounts(
+        documents=report.documents,
+        sections=report.sections,
+        chunks=report.chunks,
+        runs=report.runs,
+        leases=report.leases,
+    )
+    console.print(
+        f"removed {tenant_summary(removed)} of tenant {tenant} in {counted(report.batches, 'batch', 'batches')} "
+        f"({report.elapsed_seconds:.2f} s)"
+    )
+    if report.stale_runs_failed:
+        console.print(f"{counted(report.stale_runs_failed, 'stale run')} marked Failed first")
+    if not report.complete:
+        console.print(f"left: {tenant_summary(report.left)} (written meanwhile): run it again to finish")
+        raise typer.Exit(1)
 
 
 def orphans(ontology: str | None = OntologyOption) -> None:

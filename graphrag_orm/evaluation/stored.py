@@ -59,19 +59,20 @@ class StoredText(Protocol):
 
 
 class StoredChunks:
-    """:class:`StoredText` on Neo4j: one read per :data:`MAX_IDS_PER_READ` ids, text and span only."""
+    """:class:`StoredText` on Neo4j: one read per :data:`MAX_IDS_PER_READ` ids, text and span only
+    (in a tenanted layout, the bound tenant's chunks and documents only)."""
 
     def __init__(self, store: Store, model: LexicalModel) -> None:
         self.store = store
         chunk = model.names.chunk
         self.statement = (
-            f"UNWIND $ids AS id MATCH (c:{chunk.label} {{{chunk.key}: id}}) "
+            f"UNWIND $ids AS id MATCH (c:{chunk.label} {{{chunk.key}: id{model.names.owned}}}) "
             f"RETURN c.{chunk.key} AS id, c.{chunk.stored('text')} AS text, "
             f"c.{chunk.stored('start_byte')} AS startByte, c.{chunk.stored('end_byte')} AS endByte"
         )
         document = model.names.document
         self.uris_statement = (
-            f"UNWIND $ids AS id MATCH (d:{document.label} {{{document.key}: id}}) "
+            f"UNWIND $ids AS id MATCH (d:{document.label} {{{document.key}: id{model.names.owned}}}) "
             f"RETURN d.{document.key} AS id, d.{document.stored('source_uri')} AS uri"
         )
 

@@ -79,6 +79,7 @@ from graphrag_orm.placement import PlacementCounts
 from graphrag_orm.retry import RetryPolicy
 from graphrag_orm.sources import Source
 from graphrag_orm.store import Store
+from graphrag_orm.tenancy import refuse_in_tenanted_graph
 from graphrag_orm.tokens import TokenCounter
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
@@ -146,6 +147,9 @@ class IngestionService:
         self.retry = retry or RetryPolicy()
         self.token_counter = token_counter
         self.extractor = extractor
+        # The knowledge graph's things are shared by every document that names them: it
+        # cannot be fenced to one tenant yet (docs/tenancy.md).
+        refuse_in_tenanted_graph(model.layout.tenanted and extractor is not None, "knowledge extraction (an ontology)")
         if knowledge is None and extractor is not None:
             knowledge = KnowledgeWriter(model, extractor.ontology)
         documents = DocumentStatements.render(model.names)
@@ -313,8 +317,20 @@ class IngestionService:
                     f"document {len(chosen)} is a {type(item).__name__}, not a ChunkedDocument "
                     "(ChunkedDocument.create(source, chunks))",
                 )
-            chosen.append(item)
+            chosen.append(self._owned(item))
         return chosen, []
+
+    def _owned(self, item: _Item) -> _Item:
+        """``item`` as the bound tenant's document in a tenanted graph (its id qualified by the
+        tenant, docs/tenancy.md); as it is otherwise, or without a tenant (the store refuses then)."""
+        tenant = self.store.tenant
+        if not self.model.layout.tenanted or tenant is None:
+            return item
+        if isinstance(item, ChunkedDocument):
+            return item.model_copy(update={"source": item.source.in_tenant(tenant.value)})
+        if isinstance(item, Source):
+            return item.in_tenant(tenant.value)  # type: ignore[return-value]
+        return item
 
     async def _ingest_document(
         self,

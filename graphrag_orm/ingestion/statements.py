@@ -6,6 +6,8 @@ inside a document's write transaction are named ``ingestion.document.*``; the
 others (``ingestion.lease.*``, ``ingestion.run.*``, ``ingestion.state.*``) are
 statements of their own. Every value is a parameter; labels, keys and types come
 from :class:`~graphrag_orm.store.StoredNames`. Every returned column has an alias.
+In a tenanted layout every node written is stamped with ``$tenant`` and every node
+matched must be the tenant's (:attr:`StoredNames.owned`); untenanted, the text is as it was.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphrag_orm.store import StoredNames
+from graphrag_orm.tenancy import TENANT_PARAMETER, TENANT_PROPERTY
 
 __all__ = ["STATE_FIELDS", "DocumentStatements", "LeaseStatements", "RunStatements", "Statement"]
 
@@ -40,7 +43,7 @@ def _touch(names: StoredNames) -> str:
     """Match ``$key``'s lease and write it before anything reads it, so the statement holds its write lock."""
     lease = names.lease
     claims = lease.stored("claims")
-    return f"MATCH (l:{lease.label} {{{lease.key}: $key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 WITH l"
+    return f"MATCH (l:{lease.label} {{{lease.key}: $key{names.owned}}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 WITH l"
 
 
 def _renewal(names: StoredNames) -> str:
@@ -73,12 +76,13 @@ class LeaseStatements:
         lease = names.lease
         label, key = lease.label, lease.key
         run, expires, claims = lease.stored("run_id"), lease.stored("expires_at"), lease.stored("claims")
-        touch = _touch(names)
+        touch, owned = _touch(names), names.owned
+        stamp = f", l.{TENANT_PROPERTY} = ${TENANT_PARAMETER}" if names.tenanted else ""
         renew = f"{_renewal(names)} RETURN count(l) AS renewed"
         return cls(
             insert=Statement(
                 "ingestion.lease.insert",
-                f"CREATE (l:{label}) SET l.{key} = $key, l.{run} = $run, l.{claims} = 0, l.{expires} = {_EXPIRY} "
+                f"CREATE (l:{label}) SET l.{key} = $key, l.{run} = $run, l.{claims} = 0, l.{expires} = {_EXPIRY}{stamp} "
                 f"WITH l {then}",
             ),
             takeover=Statement(
@@ -87,10 +91,12 @@ class LeaseStatements:
             ),
             renew=Statement("ingestion.lease.renew", renew),
             renew_in_write=Statement("ingestion.document.renew_lease", renew),
-            release=Statement("ingestion.lease.release", f"MATCH (l:{label} {{{key}: $key, {run}: $run}}) DELETE l"),
+            release=Statement(
+                "ingestion.lease.release", f"MATCH (l:{label} {{{key}: $key, {run}: $run{owned}}}) DELETE l"
+            ),
             sweep=Statement(
                 "ingestion.lease.sweep",
-                f"UNWIND $keys AS key MATCH (l:{label} {{{key}: key}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "
+                f"UNWIND $keys AS key MATCH (l:{label} {{{key}: key{owned}}}) SET l.{claims} = coalesce(l.{claims}, 0) + 1 "
                 f"WITH l WHERE l.{expires} <= datetime() DELETE l RETURN count(l) AS swept",
             ),
         )
@@ -109,17 +115,17 @@ class RunStatements:
 
     @classmethod
     def render(cls, names: StoredNames) -> RunStatements:
-        run = names.run
+        run, owned = names.run, names.owned
         return cls(
             heartbeat=Statement(
                 "ingestion.run.heartbeat",
-                f"MATCH (r:{run.label} {{{run.key}: $id}}) WHERE r.{run.stored('status')} = $running "
+                f"MATCH (r:{run.label} {{{run.key}: $id{owned}}}) WHERE r.{run.stored('status')} = $running "
                 f"SET r.{run.stored('progress_at')} = datetime() RETURN count(r) AS beat",
             ),
-            start=Statement("ingestion.run.start", run.create_statement()),
+            start=Statement("ingestion.run.start", run.create_statement(tenant=names.tenanted)),
             finish=Statement(
                 "ingestion.run.finish",
-                f"MATCH (r:{run.label} {{{run.key}: $id}}) SET r += $counts, r.{run.stored('completed_at')} = datetime()",
+                f"MATCH (r:{run.label} {{{run.key}: $id{owned}}}) SET r += $counts, r.{run.stored('completed_at')} = datetime()",
             ),
         )
 
@@ -160,6 +166,7 @@ class DocumentStatements:
     @classmethod
     def render(cls, names: StoredNames) -> DocumentStatements:
         document, chunk, section, lease = names.document, names.chunk, names.section, names.lease
+        owned, tenant = names.owned, names.tenanted
         chunk_doc, section_doc = chunk.stored("document_id"), section.stored("document_id")
         chunk_types = "|".join(
             e.relationship_type for e in (names.chunk_document, names.chunk_section, names.next_chunk)
@@ -168,19 +175,19 @@ class DocumentStatements:
         # Edges first, then nodes, all found by the document's key; never DETACH DELETE, so
         # an edge the toolkit does not own fails the write instead of vanishing.
         delete_previous = (
-            f"CALL () {{ MATCH (c:{chunk.label} {{{chunk_doc}: $document}})-[r:{chunk_types}]->() DELETE r }} "
-            f"CALL () {{ MATCH (s:{section.label} {{{section_doc}: $document}})-[r:{section_types}]->() DELETE r }} "
-            f"CALL () {{ MATCH (c:{chunk.label} {{{chunk_doc}: $document}}) DELETE c }} "
-            f"CALL () {{ MATCH (s:{section.label} {{{section_doc}: $document}}) DELETE s }}"
+            f"CALL () {{ MATCH (c:{chunk.label} {{{chunk_doc}: $document{owned}}})-[r:{chunk_types}]->() DELETE r }} "
+            f"CALL () {{ MATCH (s:{section.label} {{{section_doc}: $document{owned}}})-[r:{section_types}]->() DELETE r }} "
+            f"CALL () {{ MATCH (c:{chunk.label} {{{chunk_doc}: $document{owned}}}) DELETE c }} "
+            f"CALL () {{ MATCH (s:{section.label} {{{section_doc}: $document{owned}}}) DELETE s }}"
         )
-        match_one = f"MATCH (d:{document.label} {{{document.key}: $id}})"
+        match_one = f"MATCH (d:{document.label} {{{document.key}: $id{owned}}})"
         writes = (
-            document.upsert_statement("document"),
-            section.create_linked_statement(names.section_document, "sections"),
-            chunk.create_linked_statement(names.chunk_document, "chunks"),
-            names.chunk_section.create_statement("chunk_sections"),
-            names.next_chunk.create_statement("next_chunks"),
-            names.subsection.create_statement("subsections"),
+            document.upsert_statement("document", tenant=tenant),
+            section.create_linked_statement(names.section_document, "sections", tenant=tenant),
+            chunk.create_linked_statement(names.chunk_document, "chunks", tenant=tenant),
+            names.chunk_section.create_statement("chunk_sections", tenant=tenant),
+            names.next_chunk.create_statement("next_chunks", tenant=tenant),
+            names.subsection.create_statement("subsections", tenant=tenant),
         )
         # Unit subqueries keep the one row; a lease not renewed leaves no row, so nothing is written.
         write_new = (
@@ -191,26 +198,33 @@ class DocumentStatements:
         return cls(
             prefetch_states=Statement(
                 "ingestion.state.prefetch",
-                f"UNWIND $ids AS id MATCH (d:{document.label} {{{document.key}: id}}) "
+                f"UNWIND $ids AS id MATCH (d:{document.label} {{{document.key}: id{owned}}}) "
                 f"RETURN id AS document, {_state_projection(names, 'd')}",
             ),
             window_states=Statement(
                 "ingestion.state.window",
-                f"UNWIND $ids AS id OPTIONAL MATCH (d:{document.label} {{{document.key}: id}}) "
-                f"OPTIONAL MATCH (l:{lease.label} {{{lease.key}: id}}) WITH id, d, l WHERE d IS NOT NULL OR l IS NOT NULL "
+                f"UNWIND $ids AS id OPTIONAL MATCH (d:{document.label} {{{document.key}: id{owned}}}) "
+                f"OPTIONAL MATCH (l:{lease.label} {{{lease.key}: id{owned}}}) WITH id, d, l WHERE d IS NOT NULL OR l IS NOT NULL "
                 f"RETURN id AS document, l IS NOT NULL AS leased, "
                 f"coalesce(l.{lease.stored('expires_at')} > datetime(), false) AS live, {_state_projection(names, 'd')}",
             ),
             state=Statement("ingestion.state.read", f"{match_one} RETURN {_state_projection(names, 'd')}"),
             state_under_lease=(
-                f"OPTIONAL MATCH (d:{document.label} {{{document.key}: $key}}) RETURN {_state_projection(names, 'd')}"
+                f"OPTIONAL MATCH (d:{document.label} {{{document.key}: $key{owned}}}) RETURN {_state_projection(names, 'd')}"
             ),
             delete_previous=Statement("ingestion.document.delete_previous", delete_previous),
-            upsert_document=Statement("ingestion.document.upsert", document.upsert_statement()),
-            sections=Statement("ingestion.document.sections", section.create_linked_statement(names.section_document)),
-            chunks=Statement("ingestion.document.chunks", chunk.create_linked_statement(names.chunk_document)),
-            chunk_sections=Statement("ingestion.document.chunk_sections", names.chunk_section.create_statement()),
-            next_chunks=Statement("ingestion.document.next_chunks", names.next_chunk.create_statement()),
-            subsections=Statement("ingestion.document.subsections", names.subsection.create_statement()),
+            upsert_document=Statement("ingestion.document.upsert", document.upsert_statement(tenant=tenant)),
+            sections=Statement(
+                "ingestion.document.sections",
+                section.create_linked_statement(names.section_document, tenant=tenant),
+            ),
+            chunks=Statement(
+                "ingestion.document.chunks", chunk.create_linked_statement(names.chunk_document, tenant=tenant)
+            ),
+            chunk_sections=Statement(
+                "ingestion.document.chunk_sections", names.chunk_section.create_statement(tenant=tenant)
+            ),
+            next_chunks=Statement("ingestion.document.next_chunks", names.next_chunk.create_statement(tenant=tenant)),
+            subsections=Statement("ingestion.document.subsections", names.subsection.create_statement(tenant=tenant)),
             write_new=Statement("ingestion.document.write", write_new),
         )

@@ -5,13 +5,19 @@ or every one the toolkit wrote) and orphans, and checks health. Deletes run by k
 links before nodes, in pages, never with ``DETACH DELETE``; documents go in batches,
 one transaction each, each document whole. Only what the toolkit wrote is removed:
 anything else under its labels is refused with ``GraphRefused("foreign-graph")``.
+In a tenanted graph every call is the bound tenant's, and ``remove_tenant`` removes
+that tenant whole (docs/tenancy.md).
 """
 
 from typing import TYPE_CHECKING
 
 from graphrag_orm.lazy import lazy_exports
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance, KnowledgeRemoval, RunStamps, ThingsRemoval
-from graphrag_orm.maintenance.options import MaintenanceOptions
+from graphrag_orm.maintenance.options import (
+    DEFAULT_TENANT_BATCH_DOCUMENTS,
+    MAX_TENANT_BATCH_DOCUMENTS,
+    MaintenanceOptions,
+)
 from graphrag_orm.maintenance.reports import (
     MAX_FACT_UPDATES,
     HealthFindingItem,
@@ -21,13 +27,17 @@ from graphrag_orm.maintenance.reports import (
     RemovalReport,
     ResetScope,
     StaleRunsReport,
+    TenantCounts,
+    TenantRemovalReport,
 )
 
 if TYPE_CHECKING:
     from graphrag_orm.maintenance.service import MaintenanceService
 
 __all__ = [
+    "DEFAULT_TENANT_BATCH_DOCUMENTS",
     "MAX_FACT_UPDATES",
+    "MAX_TENANT_BATCH_DOCUMENTS",
     "HealthFindingItem",
     "HealthReport",
     "KnowledgeMaintenance",
@@ -40,6 +50,8 @@ __all__ = [
     "ResetScope",
     "RunStamps",
     "StaleRunsReport",
+    "TenantCounts",
+    "TenantRemovalReport",
     "ThingsRemoval",
 ]
 

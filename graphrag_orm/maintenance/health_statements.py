@@ -1,4 +1,10 @@
-"""The reads of the health checks, rendered once from the stored names. Named columns only."""
+"""The reads of the health checks, rendered once from the stored names. Named columns only.
+
+In a tenanted layout (docs/tenancy.md) each read counts and names the bound tenant's chunks,
+sections, documents, leases and runs only (``$tenant``, in the same statement); the retracted
+community reports are of the knowledge graph, which a tenanted graph refuses, and are not
+read there. Untenanted, every statement is what it was.
+"""
 
 from __future__ import annotations
 
@@ -41,14 +47,15 @@ class HealthStatements:
         text, start, end = chunk.stored("text"), chunk.stored("start_byte"), chunk.stored("end_byte")
         section, section_doc = names.section.label, names.section.stored("document_id")
         lease, expires = names.lease, names.lease.stored("expires_at")
+        t = names.tenant_and
         return cls(
             missing_embedding=(
-                f"MATCH (c:{label}) WHERE c.{embedding} IS NULL "
+                f"MATCH (c:{label}) WHERE c.{embedding} IS NULL{t('c')} "
                 f"RETURN count(c) AS chunks, count(DISTINCT c.{doc}) AS documents, "
                 f"collect(DISTINCT c.{doc})[0..$sample] AS sample"
             ),
             mixed_sets=(
-                f"MATCH (c:{label}) WITH c, c.{embedding} IS NOT NULL "
+                f"MATCH (c:{label}) {names.tenant_where('c')}WITH c, c.{embedding} IS NOT NULL "
                 f"AND (c.{set_id} IS NULL OR c.{set_id} <> $set) AS other_live "
                 f"WHERE other_live OR c.{staged} IS NOT NULL "
                 f"RETURN CASE WHEN other_live THEN coalesce(c.{set_id}, '(none)') "
@@ -63,13 +70,13 @@ class HealthStatements:
                 "count(DISTINCT id) AS documents, collect(DISTINCT id)[0..$sample] AS sample"
             ),
             readback_candidates=(
-                f"MATCH (c:{label}) WHERE c.{key} > $after AND NOT coalesce("
+                f"MATCH (c:{label}) WHERE c.{key} > $after{t('c')} AND NOT coalesce("
                 f"c.{text} =~ $ascii AND size(c.{text}) = c.{end} - c.{start}, false) "
                 f"RETURN c.{key} AS id, c.{doc} AS document, c.{text} AS text, c.{start} AS start, c.{end} AS end "
                 "ORDER BY id LIMIT $page"
             ),
             expired_leases=(
-                f"MATCH (l:{lease.label}) WHERE l.{expires} <= datetime() "
+                f"MATCH (l:{lease.label}) WHERE l.{expires} <= datetime(){t('l')} "
                 f"WITH l ORDER BY l.{lease.key} RETURN count(l) AS leases, collect(l.{lease.key})[0..$sample] AS sample"
             ),
             retracted_reports=(

@@ -53,7 +53,10 @@ class Ownership:
 
     def __init__(self, names: StoredNames) -> None:
         runs = names.run
-        self._query = f"MATCH (r:{runs.label}) WHERE r.{runs.key} IN $runs RETURN r.{runs.key} AS run"
+        # Tenanted (docs/tenancy.md): a run id is known only when it names one of the tenant's runs.
+        self._query = (
+            f"MATCH (r:{runs.label}) WHERE r.{runs.key} IN $runs{names.tenant_and('r')} RETURN r.{runs.key} AS run"
+        )
         self._known: set[str] = set()
 
     def forget(self) -> None:

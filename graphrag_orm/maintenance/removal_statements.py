@@ -4,6 +4,13 @@ Every statement returns named columns. ``$ids`` are the batch's document ids (fo
 leases, their keys, which are document ids); ``$page`` bounds the elements one
 statement touches. Links are named by the kind of their source and their type
 (``"chunks IN_DOCUMENT"``) and deleted from their source, so each is found once.
+
+In a tenanted layout (docs/tenancy.md) every node a statement finds, surveys or deletes
+is the bound tenant's (``$tenant``, in the same statement): its documents, sections,
+chunks, leases and runs; a structural link to another tenant's node counts as crossing
+(refused), and a run id names a run only when the run is the tenant's. The retraction
+and the community deletes are of the knowledge graph, which a tenanted graph refuses:
+maintenance of a tenanted graph never sends them. Untenanted, every statement is what it was.
 """
 
 from __future__ import annotations
@@ -115,6 +122,7 @@ class RemovalStatements:
         lease, run, run_node = names.lease, names.run_id, names.run
         chunks_label, chunks_of = _by_document(names)["chunks"]
         nodes = _batch_nodes(names)
+        t = names.tenant_and
         return cls(
             survey=nodes + _survey_tail(names, knowledge_types),
             # Only when the survey finds an excess: name the foreign types and count links from elsewhere.
@@ -122,33 +130,33 @@ class RemovalStatements:
                 nodes + "MATCH (x)-[r]-() WHERE NOT type(r) IN $allowed "
                 "RETURN type(r) AS type, count(DISTINCT r) AS links ORDER BY type"
             ),
-            chunk_ids=f"MATCH (x:{chunks_label}) WHERE x.{chunks_of} IN $ids RETURN x.{names.chunk.key} AS id",
+            chunk_ids=f"MATCH (x:{chunks_label}) WHERE x.{chunks_of} IN $ids{t('x')} RETURN x.{names.chunk.key} AS id",
             link_kinds=tuple(f"{kind} {link}" for kind in SOURCE_KINDS for link in names.structural_types),
             parts=_delete_parts(names),
             expired_page=(
-                f"MATCH (x:{lease.label}) WHERE {_expired(names)} "
+                f"MATCH (x:{lease.label}) WHERE {_expired(names)}{t('x')} "
                 f"RETURN x.{lease.key} AS key, x.{run} AS run ORDER BY key LIMIT $page"
             ),
             expired_stamps=(
-                f"MATCH (x:{lease.label}) WHERE {_expired(names)} "
+                f"MATCH (x:{lease.label}) WHERE {_expired(names)}{t('x')} "
                 f"RETURN 'leases' AS kind, x.{run} AS run, count(*) AS elements"
             ),
             # Structural links are written with their nodes and carry the same run id, so nodes suffice.
             runs_in_use=(
                 "CALL () { "
                 + " UNION ".join(
-                    f"MATCH (x:{label}) WHERE x.{run} IN $runs RETURN x.{run} AS run"
+                    f"MATCH (x:{label}) WHERE x.{run} IN $runs{t('x')} RETURN x.{run} AS run"
                     for label in (names.document.label, names.section.label, names.chunk.label, lease.label)
                 )
                 + " } RETURN run"
             ),
             finished_runs=(
-                f"MATCH (r:{run_node.label}) WHERE r.{run_node.stored('status')} <> $running "
+                f"MATCH (r:{run_node.label}) WHERE r.{run_node.stored('status')} <> $running{t('r')} "
                 f"RETURN r.{run_node.key} AS run ORDER BY run"
             ),
             # A run node with relationships is not one the toolkit wrote; it is left alone.
             delete_runs=(
-                f"MATCH (r:{run_node.label}) WHERE r.{run_node.key} IN $runs "
+                f"MATCH (r:{run_node.label}) WHERE r.{run_node.key} IN $runs{t('r')} "
                 f"AND r.{run_node.stored('status')} <> $running "
                 "AND NOT EXISTS { (r)--() } WITH r LIMIT $page DELETE r RETURN count(r) AS runs"
             ),
@@ -176,14 +184,14 @@ def _expired(names: StoredNames) -> str:
 
 
 def _in_lease(names: StoredNames) -> str:
-    """The batch's leases (keyed by document id) that have expired."""
-    return f"x.{names.lease.key} IN $ids AND {_expired(names)}"
+    """The batch's leases (keyed by document id) that have expired (tenanted: the tenant's)."""
+    return f"x.{names.lease.key} IN $ids AND {_expired(names)}{names.tenant_and('x')}"
 
 
 def _batch_nodes(names: StoredNames) -> str:
     """Every node of the batch as ``x``, with the ``doc`` it belongs to and its ``kind``."""
     found = [
-        f"MATCH (x:{label}) WHERE x.{of} IN $ids RETURN x, x.{of} AS doc, '{kind}' AS kind"
+        f"MATCH (x:{label}) WHERE x.{of} IN $ids{names.tenant_and('x')} RETURN x, x.{of} AS doc, '{kind}' AS kind"
         for kind, (label, of) in _by_document(names).items()
     ]
     lease = names.lease
@@ -194,13 +202,14 @@ def _batch_nodes(names: StoredNames) -> str:
 def _delete_parts(names: StoredNames) -> dict[str, tuple[str, str]]:
     """Per node kind and link kind: a delete of at most ``$page`` elements and the count it returns."""
     parts: dict[str, tuple[str, str]] = {}
+    t = names.tenant_and("x")
     for kind, (label, of) in _by_document(names).items():
         for link_type in names.structural_types:
             parts[f"{kind} {link_type}"] = (
-                f"MATCH (x:{label})-[r:{link_type}]->() WHERE x.{of} IN $ids WITH r LIMIT $page DELETE r",
+                f"MATCH (x:{label})-[r:{link_type}]->() WHERE x.{of} IN $ids{t} WITH r LIMIT $page DELETE r",
                 "count(r)",
             )
-        parts[kind] = (f"MATCH (x:{label}) WHERE x.{of} IN $ids WITH x LIMIT $page DELETE x", "count(x)")
+        parts[kind] = (f"MATCH (x:{label}) WHERE x.{of} IN $ids{t} WITH x LIMIT $page DELETE x", "count(x)")
     claims = names.lease.stored("claims")
     # Lock, then read: a lease renewed or taken over meanwhile is no longer expired and stays.
     parts["leases"] = (
@@ -225,7 +234,7 @@ def _survey_tail(names: StoredNames, knowledge_types: Sequence[str]) -> str:
     # because the survey reads one target per link and labels cost a read each.
     same = (
         f"coalesce(m.{names.chunk.stored('document_id')}, m.{names.section.stored('document_id')}, "
-        f"m.{names.document.key}) = doc"
+        f"m.{names.document.key}) = doc{names.tenant_and('m')}"
     )
     degree = "COUNT { (x)--() }" + (f" - COUNT {{ (x)-[:{'|'.join(knowledge_types)}]-() }}" if knowledge_types else "")
     return (
@@ -236,5 +245,5 @@ def _survey_tail(names: StoredNames, knowledge_types: Sequence[str]) -> str:
         f"UNION ALL RETURN 'degree' AS item, null AS run, {degree} AS n }} "
         "WITH item, run, sum(n) AS elements "
         f"RETURN item, run, elements, "
-        f"run IS NOT NULL AND EXISTS {{ MATCH (:{names.run.label} {{{names.run.key}: run}}) }} AS known"
+        f"run IS NOT NULL AND EXISTS {{ MATCH (:{names.run.label} {{{names.run.key}: run{names.owned}}}) }} AS known"
     )

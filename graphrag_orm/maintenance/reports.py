@@ -20,6 +20,8 @@ __all__ = [
     "RemovalReport",
     "ResetScope",
     "StaleRunsReport",
+    "TenantCounts",
+    "TenantRemovalReport",
 ]
 
 #: The limit named in ``RemovalReport.limits_reached`` when a single document is listed
@@ -113,6 +115,48 @@ class RemovalPreview(Value):
     findings_retracted: int = 0
     findings_trimmed: int = 0
     reports: int = 0
+
+
+class TenantCounts(Value):
+    """What one tenant holds in a tenanted graph: its documents, sections and chunks (orphans
+    included), ingestion runs and leases. ``preview_tenant()`` counts them (the dry run of
+    ``remove_tenant()``), and a tenant removal reports what it ``left``."""
+
+    documents: int = 0
+    sections: int = 0
+    chunks: int = 0
+    runs: int = 0
+    leases: int = 0
+
+    @property
+    def empty(self) -> bool:
+        """True when the tenant holds nothing."""
+        return not (self.documents or self.sections or self.chunks or self.runs or self.leases)
+
+
+class TenantRemovalReport(Value):
+    """What ``remove_tenant()`` removed of its tenant, counted as it was deleted, and what it ``left``.
+
+    ``stale_runs_failed`` counts the tenant's runs left ``Running`` by a process that died, marked
+    Failed before the run records went. ``left`` is empty when the tenant is gone whole; else
+    (a lease taken or a run started meanwhile, a call stopped midway) run it again to finish.
+    """
+
+    documents: int = 0
+    sections: int = 0
+    chunks: int = 0
+    links: int = 0
+    leases: int = 0
+    runs: int = 0
+    stale_runs_failed: int = 0
+    batches: int = 0
+    left: TenantCounts = TenantCounts()
+    elapsed_seconds: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing of the tenant is left."""
+        return self.left.empty
 
 
 class StaleRunsReport(Value):

@@ -4,6 +4,12 @@ Every statement returns named columns (read by key). Pages of documents are orde
 by id and resume after ``$after``, at most ``$page`` ids each. A section or chunk is
 an orphan when it names a ``documentId`` that no document node has; one without a
 ``documentId`` is never part of a scope.
+
+In a tenanted layout (docs/tenancy.md) every read is the bound tenant's, in the same
+statement (``$tenant``): its documents, sections, chunks and runs, an orphan is the
+tenant's section or chunk whose (the tenant's) document is gone, and the community report
+findings of the knowledge graph are not counted (a tenanted graph has none: the knowledge
+graph is refused there). Untenanted, every statement is what it was.
 """
 
 from __future__ import annotations
@@ -14,19 +20,32 @@ from dataclasses import dataclass
 from graphrag_orm.models import HAS_FINDING
 from graphrag_orm.store import StoredNames
 
-__all__ = ["ScopeStatements", "orphan_chunk", "orphan_section"]
+__all__ = ["ScopeStatements", "mine", "orphan_chunk", "orphan_section"]
+
+
+def _orphan(names: StoredNames, var: str, of: str) -> str:
+    doc, owned = names.document, names.owned
+    return (
+        f"{var}.{of} IS NOT NULL{names.tenant_and(var)} "
+        f"AND NOT EXISTS {{ MATCH (:{doc.label} {{{doc.key}: {var}.{of}{owned}}}) }}"
+    )
 
 
 def orphan_chunk(names: StoredNames, var: str = "c") -> str:
-    """A predicate on chunk ``var``: it names a document that is not stored."""
-    doc, of = names.document, names.chunk.stored("document_id")
-    return f"{var}.{of} IS NOT NULL AND NOT EXISTS {{ MATCH (:{doc.label} {{{doc.key}: {var}.{of}}}) }}"
+    """A predicate on chunk ``var``: it names a document that is not stored (tenanted: the tenant's
+    chunk, whose document of the tenant is not stored)."""
+    return _orphan(names, var, names.chunk.stored("document_id"))
 
 
 def orphan_section(names: StoredNames, var: str = "s") -> str:
-    """A predicate on section ``var``: it names a document that is not stored."""
-    doc, of = names.document, names.section.stored("document_id")
-    return f"{var}.{of} IS NOT NULL AND NOT EXISTS {{ MATCH (:{doc.label} {{{doc.key}: {var}.{of}}}) }}"
+    """A predicate on section ``var``: it names a document that is not stored (tenanted: the tenant's)."""
+    return _orphan(names, var, names.section.stored("document_id"))
+
+
+def mine(names: StoredNames) -> str:
+    """`` {tenant: $tenant}`` to close a node pattern of the bound tenant's nodes, in a tenanted layout."""
+    owned = names.owned
+    return f" {{{owned.removeprefix(', ')}}}" if owned else ""
 
 
 @dataclass(frozen=True)
@@ -73,18 +92,41 @@ class ScopeStatements:
         page = f"RETURN d.{key} AS id, coalesce(d.{length}, 0) AS bytes ORDER BY id LIMIT $page"
         # From degrees, without expanding: relationships of the node not of an allowed type.
         other = f"COUNT {{ (x)--() }} - COUNT {{ (x)-[:{'|'.join(allowed_types)}]-() }}"
+        m, owned, t = mine(names), names.owned, names.tenant_and
+        links = f"MATCH ()-[x:{names.structural}]->() RETURN 'links' AS kind, x.{run} AS run, 0 AS other "
+        if names.tenanted:  # the links from the tenant's nodes (a link carries no tenant of its own)
+            links = "UNION ALL ".join(
+                f"MATCH (:{label}{m})-[x:{names.structural}]->() RETURN 'links' AS kind, x.{run} AS run, 0 AS other "
+                for label in (doc, section, chunk)
+            )
+        if names.tenanted:  # the knowledge graph's findings and reports are not a tenant's (none is written)
+            findings = "0 AS findingsRetracted, 0 AS findingsTrimmed, 0 AS reports"
+            scope_findings = findings
+        else:
+            findings = (
+                f"COUNT {{ MATCH (f:{finding}) }} AS findingsRetracted, 0 AS findingsTrimmed, "
+                f"COUNT {{ MATCH (r:{report}) }} AS reports"
+            )
+            scope_findings = (
+                f"COUNT {{ MATCH (f:{finding}) WHERE {gone} }} AS findingsRetracted, "
+                f"COUNT {{ MATCH (f:{finding}) WHERE any(d IN f.documentIds WHERE d IN ids) AND NOT {gone} }} "
+                "AS findingsTrimmed, "
+                f"COUNT {{ MATCH (r:{report})-[:{HAS_FINDING}]->(:{finding}) WITH DISTINCT r "
+                f"WHERE NOT EXISTS {{ MATCH (r)-[:{HAS_FINDING}]->(f:{finding}) WHERE NOT {gone} }} RETURN r }} "
+                "AS reports"
+            )
         return cls(
-            all_documents=f"MATCH (d:{doc}) WHERE d.{key} > $after {page}",
-            documents_of_runs=f"MATCH (d:{doc}) WHERE d.{run} IN $runs AND d.{key} > $after {page}",
+            all_documents=f"MATCH (d:{doc}) WHERE d.{key} > $after{t('d')} {page}",
+            documents_of_runs=f"MATCH (d:{doc}) WHERE d.{run} IN $runs AND d.{key} > $after{t('d')} {page}",
             named=(
-                f"UNWIND $ids AS id OPTIONAL MATCH (d:{doc} {{{key}: id}}) "
+                f"UNWIND $ids AS id OPTIONAL MATCH (d:{doc} {{{key}: id{owned}}}) "
                 f"RETURN id, d IS NOT NULL AS found, d.{length} AS bytes, d.{run} AS run, "
-                f"d IS NOT NULL AND EXISTS {{ MATCH (:{run_label} {{{run_key}: d.{run}}}) }} AS known"
+                f"d IS NOT NULL AND EXISTS {{ MATCH (:{run_label} {{{run_key}: d.{run}{owned}}}) }} AS known"
             ),
             named_parts=(
                 "UNWIND $ids AS id RETURN id, "
-                f"COLLECT {{ MATCH (c:{chunk} {{{chunk_doc}: id}}) RETURN c.{end} }} + "
-                f"COLLECT {{ MATCH (s:{section} {{{section_doc}: id}}) RETURN 0 }} AS ends"
+                f"COLLECT {{ MATCH (c:{chunk} {{{chunk_doc}: id{owned}}}) RETURN c.{end} }} + "
+                f"COLLECT {{ MATCH (s:{section} {{{section_doc}: id{owned}}}) RETURN 0 }} AS ends"
             ),
             orphan_groups=(
                 f"CALL () {{ MATCH (c:{chunk}) WHERE {orphan_chunk(names)} "
@@ -101,39 +143,35 @@ class ScopeStatements:
                 "RETURN kind, run, count(*) AS elements"
             ),
             graph_stamps=(
-                f"CALL () {{ MATCH (x:{doc}) RETURN 'documents' AS kind, x.{run} AS run, {other} AS other "
-                f"UNION ALL MATCH (x:{section}) RETURN 'sections' AS kind, x.{run} AS run, {other} AS other "
-                f"UNION ALL MATCH (x:{chunk}) RETURN 'chunks' AS kind, x.{run} AS run, {other} AS other "
-                f"UNION ALL MATCH ()-[x:{names.structural}]->() RETURN 'links' AS kind, x.{run} AS run, 0 AS other }} "
+                f"CALL () {{ MATCH (x:{doc}{m}) RETURN 'documents' AS kind, x.{run} AS run, {other} AS other "
+                f"UNION ALL MATCH (x:{section}{m}) RETURN 'sections' AS kind, x.{run} AS run, {other} AS other "
+                f"UNION ALL MATCH (x:{chunk}{m}) RETURN 'chunks' AS kind, x.{run} AS run, {other} AS other "
+                f"UNION ALL {links}}} "
                 "RETURN kind, run, count(*) AS elements, sum(other) AS other"
             ),
             graph_unowned=(
-                f"CALL () {{ MATCH (x:{doc}) RETURN x UNION MATCH (x:{section}) RETURN x "
-                f"UNION MATCH (x:{chunk}) RETURN x }} "
+                f"CALL () {{ MATCH (x:{doc}{m}) RETURN x UNION MATCH (x:{section}{m}) RETURN x "
+                f"UNION MATCH (x:{chunk}{m}) RETURN x }} "
                 "MATCH (x)-[r]-() WHERE NOT type(r) IN $allowed "
                 "RETURN type(r) AS type, count(DISTINCT r) AS links ORDER BY type"
             ),
-            runs_exist=f"MATCH (r:{run_label}) WHERE r.{run_key} IN $runs RETURN r.{run_key} AS run",
-            run_documents=f"MATCH (d:{doc}) WHERE d.{run} IN $runs RETURN d.{run} AS run, count(d) AS documents",
+            runs_exist=f"MATCH (r:{run_label}) WHERE r.{run_key} IN $runs{t('r')} RETURN r.{run_key} AS run",
+            run_documents=(
+                f"MATCH (d:{doc}) WHERE d.{run} IN $runs{t('d')} RETURN d.{run} AS run, count(d) AS documents"
+            ),
             preview_everything=(
-                f"RETURN COUNT {{ MATCH (d:{doc}) }} AS documents, "
-                f"COUNT {{ MATCH (s:{section}) WHERE s.{section_doc} IS NOT NULL }} AS sections, "
-                f"COUNT {{ MATCH (c:{chunk}) WHERE c.{chunk_doc} IS NOT NULL }} AS chunks, "
-                f"COUNT {{ MATCH (f:{finding}) }} AS findingsRetracted, 0 AS findingsTrimmed, "
-                f"COUNT {{ MATCH (r:{report}) }} AS reports"
+                f"RETURN COUNT {{ MATCH (d:{doc}{m}) }} AS documents, "
+                f"COUNT {{ MATCH (s:{section}) WHERE s.{section_doc} IS NOT NULL{t('s')} }} AS sections, "
+                f"COUNT {{ MATCH (c:{chunk}) WHERE c.{chunk_doc} IS NOT NULL{t('c')} }} AS chunks, "
+                f"{findings}"
             ),
             preview_scope=(
-                f"CALL () {{ MATCH (d:{doc}) WHERE d.{run} IN $runs RETURN d.{key} AS id "
+                f"CALL () {{ MATCH (d:{doc}) WHERE d.{run} IN $runs{t('d')} RETURN d.{key} AS id "
                 "UNION UNWIND $ids AS id RETURN id } "
                 "WITH collect(id) AS ids "
-                f"RETURN COUNT {{ MATCH (d:{doc}) WHERE d.{key} IN ids }} AS documents, "
-                f"COUNT {{ MATCH (s:{section}) WHERE s.{section_doc} IN ids }} AS sections, "
-                f"COUNT {{ MATCH (c:{chunk}) WHERE c.{chunk_doc} IN ids }} AS chunks, "
-                f"COUNT {{ MATCH (f:{finding}) WHERE {gone} }} AS findingsRetracted, "
-                f"COUNT {{ MATCH (f:{finding}) WHERE any(d IN f.documentIds WHERE d IN ids) AND NOT {gone} }} "
-                "AS findingsTrimmed, "
-                f"COUNT {{ MATCH (r:{report})-[:{HAS_FINDING}]->(:{finding}) WITH DISTINCT r "
-                f"WHERE NOT EXISTS {{ MATCH (r)-[:{HAS_FINDING}]->(f:{finding}) WHERE NOT {gone} }} RETURN r }} "
-                "AS reports"
+                f"RETURN COUNT {{ MATCH (d:{doc}) WHERE d.{key} IN ids{t('d')} }} AS documents, "
+                f"COUNT {{ MATCH (s:{section}) WHERE s.{section_doc} IN ids{t('s')} }} AS sections, "
+                f"COUNT {{ MATCH (c:{chunk}) WHERE c.{chunk_doc} IN ids{t('c')} }} AS chunks, "
+                f"{scope_findings}"
             ),
         )

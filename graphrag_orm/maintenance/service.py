@@ -12,6 +12,14 @@ deleted, a running run's node is never deleted, and a relationship the toolkit d
 not own is never detached. A run left ``Running`` by a process that died is found by
 ``check()`` (``stale-runs``) and marked Failed by :meth:`MaintenanceService.fail_stale_runs`;
 then a reset removes it like any finished run.
+
+In a tenanted graph (docs/tenancy.md) the service is its store's tenant's: every statement of
+every call finds, counts and deletes that tenant's documents, sections, chunks, leases and runs
+only, in the statement itself, so a reset of everything is a reset of the tenant's everything.
+:meth:`MaintenanceService.remove_tenant` removes the tenant whole. The knowledge graph
+(extraction's things and facts, communities and their reports) is refused in a tenanted graph:
+a service with the knowledge extension is refused when built (``tenant-refused``), and a reset
+removes no community there.
 """
 
 from __future__ import annotations
@@ -21,11 +29,12 @@ from collections.abc import Callable, Iterable, Sequence
 
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.embeddings.sets import EmbeddingSet
-from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.errors import ConfigurationError, RemovalConflict
 from graphrag_orm.ingestion import IngestionOptions, IngestionReceipt, IngestionService
+from graphrag_orm.ingestion.receipts import RunStatus
 from graphrag_orm.maintenance.health import HealthChecks
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance, ThingsRemoval
-from graphrag_orm.maintenance.options import MaintenanceOptions
+from graphrag_orm.maintenance.options import DEFAULT_TENANT_BATCH_DOCUMENTS, MaintenanceOptions, check_tenant_batch
 from graphrag_orm.maintenance.ownership import Ownership, counted, merge_stamps
 from graphrag_orm.maintenance.removal import BatchRemover, RemovalTotals
 from graphrag_orm.maintenance.reports import (
@@ -36,13 +45,17 @@ from graphrag_orm.maintenance.reports import (
     RemovalReport,
     ResetScope,
     StaleRunsReport,
+    TenantCounts,
+    TenantRemovalReport,
 )
 from graphrag_orm.maintenance.scope import DocumentSize, ScopeReader
 from graphrag_orm.maintenance.stale_runs import StaleRuns
+from graphrag_orm.maintenance.tenant_statements import TenantStatements
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.schema import Schema, SchemaDefinition
 from graphrag_orm.sources import Source
 from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.tenancy import check_fenced, refuse_in_tenanted_graph, require_tenant
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
 
@@ -59,6 +72,11 @@ class MaintenanceService:
     relationship the layout does not own on a document, section or chunk refuses its
     batch). A run is stale after ``options.stale_run_seconds``, by default the lease
     duration of ``ingestion`` (else of ``IngestionOptions()``). The service holds no session: every call reads and writes through ``store``.
+
+    In a tenanted layout every call is the tenant's that ``store`` is bound to (docs/tenancy.md);
+    refused when built: a tenanted store with an untenanted layout (``tenant-refused``: its
+    statements would filter by no tenant), the reverse (``tenant-required``), and ``knowledge``
+    in a tenanted graph (``tenant-refused``).
     """
 
     def __init__(
@@ -72,6 +90,10 @@ class MaintenanceService:
         expected_schema: Sequence[SchemaDefinition] | None = None,
         knowledge: KnowledgeMaintenance | None = None,
     ) -> None:
+        tenanted = model.layout.tenanted
+        check_fenced(tenanted, store.tenanted, "maintenance")
+        # Things, facts and communities carry no tenant; extraction is refused there too.
+        refuse_in_tenanted_graph(tenanted and knowledge is not None, "maintenance of the knowledge graph")
         self.store = store
         self.options = options or MaintenanceOptions()
         self.model = model
@@ -100,6 +122,7 @@ class MaintenanceService:
         self._health = HealthChecks(
             store, model, embedding_set, self.expected_schema, knowledge=knowledge, stale_runs=self._stale
         )
+        self._tenant_statements: TenantStatements | None = None
 
     async def reingest_changed(self, sources: Iterable[Source]) -> IngestionReceipt:
         """Ingest ``sources`` again: documents whose content and settings are unchanged are skipped.
@@ -216,6 +239,104 @@ class MaintenanceService:
             elapsed_seconds=round(time.monotonic() - began, 3),
         )
 
+    async def preview_tenant(self) -> TenantCounts:
+        """What the bound tenant holds, which :meth:`remove_tenant` removes: counts only, of that
+        tenant only (the dry run); reads only. Refused as :meth:`remove_tenant` is."""
+        self._require_tenant("preview_tenant")
+        row = (await self.store.read(self._tenant.counts, name="maintenance.tenant.counts")).records[0]
+        return TenantCounts(**{kind: int(row[kind]) for kind in TenantCounts.model_fields})
+
+    async def remove_tenant(
+        self,
+        *,
+        batch_documents: int = DEFAULT_TENANT_BATCH_DOCUMENTS,
+        progress: Callable[[RemovalProgress], None] | None = None,
+    ) -> TenantRemovalReport:
+        """Remove the bound tenant whole: its documents, sections, chunks, leases and runs.
+
+        Documents go as :meth:`reset` removes them, in batches of at most ``batch_documents``
+        (1 to ``MAX_TENANT_BATCH_DOCUMENTS``; else ``invalid-option``) and ``batch_bytes``,
+        one transaction each, each document whole; then the sections and chunks left under
+        a document that is gone, the expired leases, and the run records (runs left
+        ``Running`` by a process that died are marked Failed first). A call stopped midway
+        leaves whole documents only, and calling it again finishes the job. ``progress``
+        is called after each committed batch; :meth:`preview_tenant` counts beforehand.
+
+        Refused before anything is removed: an untenanted graph (``invalid-option``: there
+        is no tenant; :meth:`reset` removes every document), a store bound to no tenant
+        (``tenant-required``), a tenant being written (an unexpired lease, or a ``Running``
+        run that is not stale: ``RemovalConflict("concurrent-write")``), and anything of the
+        tenant's lexical graph the toolkit did not write (``GraphRefused("foreign-graph")``).
+        Another tenant's nodes are never read, counted or touched.
+        """
+        self._require_tenant("remove_tenant")
+        check_tenant_batch(batch_documents)
+        self._ownership.forget()
+        began = time.monotonic()
+        totals = RemovalTotals(listener=_progress_of(progress, began))
+        failed = 0
+        with span(SpanName.REMOVE, scope="tenant") as traced:
+            await self._refuse_busy_tenant()
+            await self._check_whole_graph()
+            for pages in (self._scope.all_documents(), self._scope.orphan_groups()):
+                async for page in pages:
+                    await self._remover.remove(
+                        page, totals, batch_documents=batch_documents, batch_bytes=self.options.batch_bytes
+                    )
+            totals.leases += await self._remover.remove_expired_leases()
+            while True:  # a run a dead process left Running is failed, then removed like any other
+                runs, more = await self._stale.fail(self.options.page_size)
+                failed += len(runs)
+                if not (more and runs):
+                    break
+            totals.runs += await self._remover.remove_runs(await self._remover.finished_runs())
+            left = await self.preview_tenant()
+            traced.set("documents", totals.documents)
+            traced.set("chunks", totals.chunks)
+            traced.set("batches", totals.batches)
+            traced.set("removed", totals.documents + totals.sections + totals.chunks + totals.leases + totals.runs)
+        return TenantRemovalReport(
+            documents=totals.documents,
+            sections=totals.sections,
+            chunks=totals.chunks,
+            links=totals.links,
+            leases=totals.leases,
+            runs=totals.runs,
+            stale_runs_failed=failed,
+            batches=totals.batches,
+            left=left,
+            elapsed_seconds=round(time.monotonic() - began, 3),
+        )
+
+    def _require_tenant(self, what: str) -> None:
+        """Refuse a tenant's removal or preview in an untenanted graph, or without a tenant."""
+        if not self.model.layout.tenanted:
+            raise ConfigurationError(
+                ErrorCode.INVALID_OPTION,
+                f"{what} is for a tenanted graph (Layout(tenancy='required')); this graph has no tenants: "
+                "reset() removes every document",
+            )
+        require_tenant(True, self.store.tenant, what)
+
+    @property
+    def _tenant(self) -> TenantStatements:
+        if self._tenant_statements is None:
+            self._tenant_statements = TenantStatements.render(self.model.names)
+        return self._tenant_statements
+
+    async def _refuse_busy_tenant(self) -> None:
+        """``concurrent-write`` when an ingestion is writing the tenant (nothing removed yet)."""
+        parameters = {"running": RunStatus.RUNNING.value, "ms": int(self._stale.seconds * 1000)}
+        row = (await self.store.read(self._tenant.busy, parameters, name="maintenance.tenant.busy")).records[0]
+        leases, runs = int(row["leases"]), int(row["runs"])
+        if leases or runs:
+            raise RemovalConflict(
+                ErrorCode.CONCURRENT_WRITE,
+                f"the tenant is being written ({leases} unexpired lease{'' if leases == 1 else 's'}, "
+                f"{runs} running ingestion run{'' if runs == 1 else 's'}); nothing was removed. Let them finish, or once a "
+                f"dead run is stale ({self._stale.seconds:g} s without progress) run the removal again",
+            )
+
     async def check(self) -> HealthReport:
         """The health report (see :mod:`graphrag_orm.maintenance.health`); reads only."""
         return await self._health.check()
@@ -240,6 +361,8 @@ class MaintenanceService:
             await self._ownership.require_owned(self.store.reader, {"things and facts": stamps}, what="things")
             await self._remove_orphan_things(totals)
         totals.runs += await self._remover.remove_runs(await self._remover.finished_runs())
+        if self.model.layout.tenanted:
+            return  # communities are the knowledge graph's, not a tenant's (docs/tenancy.md)
         # With no thing left, no community stands (graphrag_orm.communities builds them again).
         communities, reports = await self._remover.remove_communities()
         totals.communities += communities

@@ -28,13 +28,13 @@ __all__ = ["StaleRunStatements", "StaleRuns", "stale_condition"]
 
 def stale_condition(names: StoredNames, run: str = "r") -> str:
     """The stale test on ``run`` (``$ms``: the stale time in milliseconds); status is checked apart."""
-    node, lease, document = names.run, names.lease, names.document
+    node, lease, document, t = names.run, names.lease, names.document, names.tenant_and
     since = "datetime() - duration({milliseconds: $ms})"
     return (
         f"coalesce({run}.{node.stored('progress_at')}, {run}.{node.stored('started_at')}) <= {since} "
-        f"AND NOT EXISTS {{ MATCH (l:{lease.label}) WHERE l.{lease.stored('run_id')} = {run}.{node.key} "
+        f"AND NOT EXISTS {{ MATCH (l:{lease.label}) WHERE l.{lease.stored('run_id')} = {run}.{node.key}{t('l')} "
         f"AND l.{lease.stored('expires_at')} > datetime() }} "
-        f"AND NOT EXISTS {{ MATCH (d:{document.label}) WHERE d.{document.stored('run_id')} = {run}.{node.key} "
+        f"AND NOT EXISTS {{ MATCH (d:{document.label}) WHERE d.{document.stored('run_id')} = {run}.{node.key}{t('d')} "
         f"AND d.{document.stored('ingested_at')} > {since} }}"
     )
 
@@ -54,13 +54,16 @@ class StaleRunStatements:
     def render(cls, names: StoredNames) -> StaleRunStatements:
         node = names.run
         status, completed = node.stored("status"), node.stored("completed_at")
-        running = f"MATCH (r:{node.label}) WHERE r.{status} = $running AND {stale_condition(names)}"
+        # Tenanted (docs/tenancy.md): the tenant's runs, leases and documents only.
+        running = (
+            f"MATCH (r:{node.label}) WHERE r.{status} = $running{names.tenant_and('r')} AND {stale_condition(names)}"
+        )
         return cls(
             count=f"{running} WITH r ORDER BY r.{node.key} RETURN count(r) AS runs, collect(r.{node.key})[0..$sample] AS sample",
             candidates=f"{running} RETURN r.{node.key} AS run ORDER BY run LIMIT $page",
             # Write first (the lock), then read: what a heartbeat or a finish committed meanwhile is seen.
             fail=(
-                f"UNWIND $ids AS id MATCH (r:{node.label} {{{node.key}: id}}) SET r.{status} = r.{status} "
+                f"UNWIND $ids AS id MATCH (r:{node.label} {{{node.key}: id{names.owned}}}) SET r.{status} = r.{status} "
                 f"WITH r WHERE r.{completed} IS NULL AND {stale_condition(names)} "
                 f"SET r.{status} = $failed, r.{node.stored('failure_reason')} = $reason, r.{completed} = datetime() "
                 f"RETURN r.{node.key} AS run ORDER BY run"

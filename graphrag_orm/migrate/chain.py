@@ -19,12 +19,14 @@ from graphrag_orm.errors import MigrationError
 from graphrag_orm.migrate.revisions import MAX_CHAIN_REVISIONS, Revision, read_revisions
 from graphrag_orm.schema import CreateStep, SchemaDefinition
 
-__all__ = ["BASE", "Chain", "linear_walk"]
+__all__ = ["BASE", "TENANCY_FOLDER", "Chain", "linear_walk"]
 
 T = TypeVar("T")
 
 #: The target before the first revision (``downgrade("base")`` undoes everything).
 BASE = "base"
+#: The sub-folder of a chain's folder holding the revisions only a tenanted layout applies.
+TENANCY_FOLDER = "tenancy"
 
 
 def linear_walk(
@@ -121,11 +123,19 @@ class Chain:
         return cls(tuple(ordered), source)
 
     @classmethod
-    def load(cls, directory: Path | None = None) -> Chain:
+    def load(cls, directory: Path | None = None, *, tenanted: bool = False) -> Chain:
         """Load ``directory`` (default: the toolkit's own chain shipped in the package).
 
         Every file is checked whole before the chain is built, and before any checksum is
         trusted: see :mod:`graphrag_orm.migrate.revisions` for what is refused and with which code.
+        With ``tenanted``, the revisions of its :data:`TENANCY_FOLDER` follow (the toolkit's
+        own: the schema of a tenanted layout, docs/tenancy.md); an untenanted graph never
+        reads them.
         """
         revisions, source = read_revisions(directory)
+        if tenanted:
+            tenancy, where = read_revisions(
+                directory / TENANCY_FOLDER if directory is not None else None, TENANCY_FOLDER
+            )
+            revisions, source = [*revisions, *tenancy], f"{source} + {where}"
         return cls.from_revisions(revisions, source)

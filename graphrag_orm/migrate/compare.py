@@ -20,6 +20,7 @@ from graphrag_orm.migrate.lock import LOCK_CONSTRAINT
 from graphrag_orm.schema import DropStep, FullTextIndex, MigrationStep, Schema, SchemaDefinition, VectorIndex
 from graphrag_orm.store import Store
 from graphrag_orm.store.introspection import LiveDefinition, read_live_schema
+from graphrag_orm.tenancy import TENANT_PROPERTY
 from graphrag_orm.values import Value
 
 __all__ = [
@@ -175,7 +176,8 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
     other dimensions than ``embedding_set``. ``SchemaMismatch("equivalent-schema")``: it has
     the right dimensions but not the name retrieval searches (the layout's name for the
     set's index), naming both. The similarity and the filter properties the index declares
-    are not compared (``migrations check`` compares them). Reads only.
+    are not compared (``migrations check`` compares them), except that a tenanted layout's index
+    must declare ``tenant`` (``schema-missing`` otherwise). Reads only.
     """
     expected = Schema.vector_index(layout, embedding_set)
     live = await read_live_schema(store)
@@ -207,6 +209,13 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
             f"the vector index on :{expected.label}({expected.property}) is {actual.name}, but the embedding set "
             f"{embedding_set.id} expects {expected.name}; {_CHOOSING_THE_SET}, or, if "
             f"{actual.name} holds this set's vectors, name it in the layout (Layout.replace(vector_index=...))",
+        )
+    if layout.tenanted and TENANT_PROPERTY not in actual.signature[2][1:]:
+        # Retrieval filters by tenant inside the index (SEARCH ... WHERE c.tenant = $tenant).
+        raise SchemaMismatch(
+            ErrorCode.SCHEMA_MISSING,
+            f"the vector index {actual.name} does not declare {TENANT_PROPERTY} as a filter property, which a "
+            "tenanted graph searches by; apply the tenancy revision (Chain.load(tenanted=True), docs/tenancy.md)",
         )
 
 

@@ -342,17 +342,21 @@ def _json_files(entries: Iterable[Path | Traversable]) -> list[Path | Traversabl
     return sorted((entry for entry in entries if entry.name.endswith(".json")), key=lambda entry: entry.name)
 
 
-def read_revisions(directory: Path | None = None) -> tuple[list[Revision], str]:
+def read_revisions(directory: Path | None = None, package_folder: str | None = None) -> tuple[list[Revision], str]:
     """Every ``*.json`` revision in ``directory`` (default: the toolkit's own), and where they came from.
 
     A missing folder is ``MigrationError("broken-chain")``; more than
     :data:`MAX_CHAIN_REVISIONS` files is ``chain-too-long`` (before any is read); a bad file
     is refused as :func:`read_revision_file` says. The order is by file name; the chain
-    orders them.
+    orders them. ``package_folder`` reads a sub-folder of the toolkit's own (``directory`` None).
     """
     if directory is None:
-        shipped = _bounded(_json_files(resources.files(TOOLKIT_REVISIONS).iterdir()), TOOLKIT_REVISIONS)
-        return [read_revision_file(entry) for entry in shipped], TOOLKIT_REVISIONS
+        folder = resources.files(TOOLKIT_REVISIONS)
+        where = TOOLKIT_REVISIONS
+        if package_folder is not None:
+            folder, where = folder.joinpath(package_folder), f"{TOOLKIT_REVISIONS}/{package_folder}"
+        shipped = _bounded(_json_files(folder.iterdir()), where)
+        return [read_revision_file(entry) for entry in shipped], where
     if not directory.is_dir():
         raise MigrationError(ErrorCode.BROKEN_CHAIN, f"{directory} is not a folder of revisions")
     try:

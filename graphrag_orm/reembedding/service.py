@@ -5,7 +5,10 @@ one id), ``invalid-layout`` (a staging property or index name that is not a plai
 identifier), ``staging-property-in-use`` (the staging property is one the chunk already
 stores: the live vector, its key, order or text, a fixed property such as
 ``embeddingSetId``, or the staged-set marker), ``vector-index-in-use`` (the new index
-would have the old one's name).
+would have the old one's name). A tenanted graph (docs/tenancy.md) re-embeds per tenant:
+a plan on a store bound to a tenant, with the tenanted layout, reads and writes that tenant's
+chunks only; a tenanted store with an untenanted layout is ``tenant-refused`` (its statements
+would filter by no tenant), the reverse ``tenant-required``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from graphrag_orm.layout import DEFAULT_STAGING_PROPERTY, FIXED_CHUNK_PROPERTIES
 from graphrag_orm.reembedding.names import STAGED_SET_PROPERTY
 from graphrag_orm.reembedding.plan import ReembeddingPlan
 from graphrag_orm.store import Store
+from graphrag_orm.tenancy import check_fenced
 
 __all__ = ["DEFAULT_STAGING_PROPERTY", "Reembedding"]
 
@@ -42,6 +46,7 @@ class Reembedding:
         default it is derived from the layout's prefix and the new set, as for any set.
         Reads nothing; see the module for the refusals.
         """
+        check_fenced(layout.tenanted, self.store.tenanted, "a re-embedding")
         if from_set.id == to_set.id:
             raise ReembeddingError(
                 ErrorCode.SAME_EMBEDDING_SET, f"the plan goes from {from_set.id} to the same set; nothing to re-embed"

@@ -8,6 +8,10 @@ A chunk's staging vector is *from the new set* when the staging property holds a
 and ``coalesce(stagedEmbeddingSetId, embeddingSetId)`` is the new set's id: staged by a
 backfill (the marker), or completed, or written by an ingestion already on the new
 layout. Every other chunk is to do.
+
+In a tenanted layout (docs/tenancy.md) every statement reads, counts and writes the bound
+tenant's chunks only (``$tenant``, in the statement itself): a tenant's backfill never
+sends another tenant's text to its embedder. Untenanted, every statement is what it was.
 """
 
 from __future__ import annotations
@@ -48,31 +52,32 @@ class ReembeddingStatements:
         from_new = f"c.{staging} IS NOT NULL AND coalesce(c.{marker}, c.{set_id}, '') = $to"
         completed = f"coalesce(c.{staging} IS NOT NULL AND c.{marker} IS NULL AND c.{set_id} = $to, false)"
         to_do = f"(c.{staging} IS NULL OR coalesce(c.{marker}, c.{set_id}, '') <> $to)"
+        t = names.tenant_and("c")
         return cls(
             progress=(
-                f"MATCH (c:{label}) RETURN count(c) AS chunks, "
+                f"MATCH (c:{label}) {names.tenant_where('c')}RETURN count(c) AS chunks, "
                 f"count(CASE WHEN {from_new} THEN 1 END) AS backfilled, "
                 f"count(CASE WHEN {completed} THEN 1 END) AS completed, "
                 f"count(c.{live}) AS old_vectors"
             ),
-            to_do=f"MATCH (c:{label}) WHERE {to_do} RETURN count(c) AS to_do",
+            to_do=f"MATCH (c:{label}) WHERE {to_do}{t} RETURN count(c) AS to_do",
             page=(
-                f"MATCH (c:{label}) WHERE c.{key} > $after AND {to_do} "
+                f"MATCH (c:{label}) WHERE c.{key} > $after AND {to_do}{t} "
                 f"RETURN c.{key} AS id, c.{text} AS text ORDER BY id LIMIT $page"
             ),
             stage=(
-                f"UNWIND $rows AS row MATCH (c:{label} {{{key}: row.id}}) WHERE c.{text} = row.text "
+                f"UNWIND $rows AS row MATCH (c:{label} {{{key}: row.id{names.owned}}}) WHERE c.{text} = row.text "
                 f"SET c.{staging} = row.vector, c.{marker} = $to RETURN count(c) AS written"
             ),
             complete=(
-                f"MATCH (c:{label}) WHERE c.{marker} = $to AND c.{staging} IS NOT NULL "
+                f"MATCH (c:{label}) WHERE c.{marker} = $to AND c.{staging} IS NOT NULL{t} "
                 f"WITH c LIMIT $page SET c.{set_id} = $to REMOVE c.{marker} RETURN count(c) AS completed"
             ),
             cleanup=(
-                f"MATCH (c:{label}) WHERE c.{live} IS NOT NULL AND {completed} "
+                f"MATCH (c:{label}) WHERE c.{live} IS NOT NULL AND {completed}{t} "
                 f"WITH c LIMIT $page REMOVE c.{live} RETURN count(c) AS removed"
             ),
             not_completed=(
-                f"MATCH (c:{label}) WHERE c.{live} IS NOT NULL AND NOT ({completed}) RETURN count(c) AS kept"
+                f"MATCH (c:{label}) WHERE c.{live} IS NOT NULL AND NOT ({completed}){t} RETURN count(c) AS kept"
             ),
         )

@@ -4,7 +4,11 @@ The question becomes a Lucene disjunction of its words, every syntax character e
 (:func:`~graphrag_orm.retrieval.lucene.to_query`); a question with no words left
 searches nothing. Unscoped, the index's ``route_candidates`` best chunks; inside a
 scope, always over-fetch: about twice the limit inside the scope, filtered on the
-server, with ``FullTextScopeOverFetch`` reported when that came back short.
+server, with ``FullTextScopeOverFetch`` reported when that came back short. In a
+tenanted graph (docs/tenancy.md) the index cannot filter by tenant, so it is asked for
+:data:`~graphrag_orm.retrieval.routes.DEFAULT_TENANT_OVER_FETCH` times as many (at most
+``MAX_OVER_FETCH``) and the tenant's chunks are kept in the same statement; fewer than
+the limit kept is reported (``FullTextTenantOverFetch``, or the scope's limit).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from graphrag_orm.codes import LimitName
 from graphrag_orm.evidence import Route, ScopeStrategy
 from graphrag_orm.retrieval.lucene import to_query
-from graphrag_orm.retrieval.routes import RouteRequest, RouteSearch, over_fetch
+from graphrag_orm.retrieval.routes import RouteRequest, RouteSearch, over_fetch, tenant_over_fetch
 from graphrag_orm.retrieval.statements import RetrievalStatements
 
 __all__ = ["FullTextRoute"]
@@ -40,9 +44,22 @@ class FullTextRoute:
         if not query:
             return RouteSearch(Route.FULL_TEXT, "fullText", None, strategy=strategy, k=k)
         parameters = {"fullTextIndex": st.fulltext_index, "query": query}
+        tenanted = st.names.tenanted
+        if scope is None and tenanted:
+            fetch = tenant_over_fetch(k)
+            return RouteSearch(
+                Route.FULL_TEXT,
+                "fullText",
+                st.full_text,
+                {**parameters, "fullTextFetch": fetch, "k": k},
+                asked=fetch,
+                k=k,
+                short_limit=LimitName.FULL_TEXT_TENANT_OVER_FETCH,
+                tenant_filtered=True,
+            )
         if scope is None:
             return RouteSearch(Route.FULL_TEXT, "fullText", st.full_text, {**parameters, "fullTextFetch": k}, k=k)
-        fetch = over_fetch(k, scope)
+        fetch = tenant_over_fetch(over_fetch(k, scope)) if tenanted else over_fetch(k, scope)
         return RouteSearch(
             Route.FULL_TEXT,
             "fullText",
@@ -53,4 +70,5 @@ class FullTextRoute:
             k=k,
             total_chunks=scope.total_chunks,
             short_limit=LimitName.FULL_TEXT_SCOPE_OVER_FETCH,
+            tenant_filtered=tenanted,
         )

@@ -103,13 +103,15 @@ def hits_of(column: str, route: str) -> str:
 def fuse_clause(names: StoredNames) -> str:
     """A subquery fusing ``hits`` (``{id, score, norm, route, rank}`` maps) into ``total`` (chunks
     fused) and ``top`` (at most ``$maxItems`` of ``{id, score, ranks}``, best first, ties by id),
-    always keeping the chunks in ``$reserved``. Parameters: ``$fusion``, ``$rrf``, ``$sharedVotes``."""
+    always keeping the chunks in ``$reserved``. Parameters: ``$fusion``, ``$rrf``, ``$sharedVotes``
+    (and ``$tenant`` in a tenanted layout: a shared vote never reaches another tenant's chunk)."""
     ch = names.chunk
     start, end = ch.stored("start_byte"), ch.stored("end_byte")
     step = f"[:{names.next_chunk.relationship_type}]"
     shared = (
-        f"MATCH (h:{ch.label} {{{ch.key}: hit.id}})-{step}-(o:{ch.label}) "
-        f"WHERE $sharedVotes AND h.{end} > h.{start} AND o.{start} < h.{end} AND o.{end} > h.{start} "
+        f"MATCH (h:{ch.label} {{{ch.key}: hit.id{names.owned}}})-{step}-(o:{ch.label}) "
+        f"WHERE $sharedVotes AND h.{end} > h.{start} AND o.{start} < h.{end} AND o.{end} > h.{start}"
+        f"{names.tenant_and('o')} "
         f"RETURN o.{ch.key} AS id, vote * toFloat(CASE WHEN o.{end} < h.{end} THEN o.{end} ELSE h.{end} END "
         f"- CASE WHEN o.{start} > h.{start} THEN o.{start} ELSE h.{start} END) / (h.{end} - h.{start}) AS share, "
         "null AS own"

@@ -28,6 +28,7 @@ from graphrag_orm.retrieval.routes import RouteRead, RouteRequest
 from graphrag_orm.retrieval.scope import ResolvedScope
 from graphrag_orm.retrieval.statements import GraphStatements
 from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.tenancy import refuse_in_tenanted_graph
 from graphrag_orm.values import Limit
 
 __all__ = ["FactHit", "GraphResult", "GraphRoute", "describe_facts"]
@@ -67,6 +68,9 @@ class GraphRoute:
     follows = True
 
     def __init__(self, store: Store, model: LexicalModel, ontology: Ontology) -> None:
+        # Things are shared by every document naming them: the knowledge graph cannot be
+        # fenced to one tenant yet (docs/tenancy.md).
+        refuse_in_tenanted_graph(model.layout.tenanted, "the graph route (the knowledge graph)")
         self.store = store
         self.ontology = ontology
         self.statements = GraphStatements.of(model, ontology)

@@ -41,6 +41,7 @@ from graphrag_orm.retrieval.scope import ResolvedScope
 from graphrag_orm.values import Limit
 
 __all__ = [
+    "DEFAULT_TENANT_OVER_FETCH",
     "MAX_OVER_FETCH",
     "MAX_STAGE_ITEMS",
     "RESERVED_COLUMNS",
@@ -55,9 +56,13 @@ __all__ = [
     "check_search",
     "check_stage",
     "over_fetch",
+    "tenant_over_fetch",
 ]
 
 MAX_OVER_FETCH = 10_000
+#: A tenanted graph's full-text search asks the index for this many times the candidates it
+#: keeps (at most :data:`MAX_OVER_FETCH`), then keeps the tenant's (docs/tenancy.md).
+DEFAULT_TENANT_OVER_FETCH = 10
 #: Fused items a stage may ask for, at most.
 MAX_STAGE_ITEMS = 256
 #: Names the retrieval's statement uses for itself; no route's column may take one.
@@ -112,6 +117,10 @@ class RouteSearch:
     total_chunks: int = 0
     #: Reported when an over-fetch came back short.
     short_limit: LimitName | None = None
+    #: The index's results were filtered by tenant after it (a tenanted graph's full-text search):
+    #: short is reported whenever fewer than ``k`` were kept, since how many other tenants'
+    #: chunks the index returned is not the tenant's to learn.
+    tenant_filtered: bool = False
 
     def outcome(self, hits: Sequence[Mapping[str, Any]]) -> RouteOutcome:
         """The route's outcome from its hits (``{id, score}`` maps, in the statement's order)."""
@@ -120,10 +129,13 @@ class RouteSearch:
 
     def counted(self, kept: int) -> RouteOutcome:
         """The route's outcome from the number of candidates it kept."""
+        short = self.subquery is not None and kept < self.k
         if self.strategy is None:
+            if short and self.tenant_filtered and self.short_limit:
+                return RouteOutcome(kept, None, (Limit(name=self.short_limit, value=self.asked),))
             return RouteOutcome(kept)
         trace = ScopeRoute(route=self.route, strategy=self.strategy, asked=self.asked, kept=kept)
-        short = self.subquery is not None and kept < self.k and self.asked < self.total_chunks
+        short = short and (self.tenant_filtered or self.asked < self.total_chunks)
         limit = (Limit(name=self.short_limit, value=self.asked),) if short and self.short_limit else ()
         return RouteOutcome(kept, trace, limit)
 
@@ -220,3 +232,9 @@ def over_fetch(k: int, scope: ResolvedScope) -> int:
     share = scope.chunks / scope.total_chunks if scope.total_chunks else 1.0
     wanted = math.ceil(2 * k / share) if share > 0 else MAX_OVER_FETCH
     return max(k, min(MAX_OVER_FETCH, wanted))
+
+
+def tenant_over_fetch(fetch: int) -> int:
+    """``fetch`` widened for a search filtered by tenant after the index: :data:`DEFAULT_TENANT_OVER_FETCH`
+    times, at most :data:`MAX_OVER_FETCH` (and never less than ``fetch``)."""
+    return max(fetch, min(MAX_OVER_FETCH, fetch * DEFAULT_TENANT_OVER_FETCH))

@@ -12,6 +12,12 @@ fusion (:func:`~graphrag_orm.retrieval.fusion.fuse_clause`), then the winners' f
 their documents' and their neighbours': one round trip. With the graph route, whose
 anchors are the other routes' top chunks, the same is split in two around it:
 :meth:`~RetrievalStatements.search`, then :meth:`~RetrievalStatements.fuse`.
+
+In a tenanted layout (docs/tenancy.md) every read is the bound tenant's, in the same
+statement: the vector index filters by ``$tenant`` inside the index (its declared filter
+property), the full-text route keeps the tenant's chunks of an over-fetch, and every node
+matched by key, every scope, neighbour and document must carry ``$tenant``. Untenanted,
+the text of every statement is what it was.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.fusion import fuse_clause, hits_of
 from graphrag_orm.store.names import StoredNames
+from graphrag_orm.tenancy import TENANT_PARAMETER, TENANT_PROPERTY
 
 
 class SearchPart(Protocol):
@@ -118,9 +125,10 @@ class RetrievalStatements:
         """A subquery returning every chunk ``c`` of the resolved scope (``$whole``, ``$ranges``)."""
         ch = self.names.chunk
         doc, start, end = ch.stored("document_id"), ch.stored("start_byte"), ch.stored("end_byte")
+        owned = self.names.owned
         return (
-            f"CALL () {{ UNWIND $whole AS doc MATCH (c:{ch.label} {{{doc}: doc}}) RETURN c "
-            f"UNION UNWIND $ranges AS r MATCH (c:{ch.label} {{{doc}: r.documentId}}) "
+            f"CALL () {{ UNWIND $whole AS doc MATCH (c:{ch.label} {{{doc}: doc{owned}}}) RETURN c "
+            f"UNION UNWIND $ranges AS r MATCH (c:{ch.label} {{{doc}: r.documentId{owned}}}) "
             f"WHERE c.{start} >= r.startByte AND c.{end} <= r.endByte RETURN c }} "
         )
 
@@ -137,9 +145,11 @@ class RetrievalStatements:
 
     @functools.cached_property
     def _vector_search(self) -> str:
+        # A tenanted graph's index declares tenant: the index filters before its top $vectorFetch.
+        tenant = f"WHERE c.{TENANT_PROPERTY} = ${TENANT_PARAMETER} " if self.names.tenanted else ""
         return (
             f"MATCH (c:{self.names.chunk.label}) "
-            f"SEARCH c IN (VECTOR INDEX {self.vector_index} FOR $vector LIMIT $vectorFetch) SCORE AS score "
+            f"SEARCH c IN (VECTOR INDEX {self.vector_index} FOR $vector {tenant}LIMIT $vectorFetch) SCORE AS score "
         )
 
     @functools.cached_property
@@ -159,7 +169,8 @@ class RetrievalStatements:
         doc = self.names.chunk.stored("document_id")
         search = (
             f"MATCH (c:{self.names.chunk.label}) "
-            f"SEARCH c IN (VECTOR INDEX {self.vector_index} FOR $vector WHERE c.{doc} IN $whole LIMIT $k) "
+            f"SEARCH c IN (VECTOR INDEX {self.vector_index} FOR $vector "
+            f"WHERE c.{doc} IN $whole{self.names.tenant_and('c')} LIMIT $k) "
             "SCORE AS score "
         )
         return self._route(search, "vector")
@@ -181,18 +192,21 @@ class RetrievalStatements:
 
     @functools.cached_property
     def _full_text_search(self) -> str:
+        # The full-text index cannot filter inside: a tenanted graph keeps the tenant's chunks of the fetch.
         return (
             "CALL db.index.fulltext.queryNodes($fullTextIndex, $query, {limit: $fullTextFetch}) YIELD node AS c, score "
+            f"{self.names.tenant_where('c')}"
         )
 
     @functools.cached_property
     def full_text(self) -> str:
-        """The full-text index's ``$fullTextFetch`` best chunks for ``$query``, as ``fullText``."""
-        return self._route(self._full_text_search, "fullText")
+        """The full-text index's ``$fullTextFetch`` best chunks for ``$query``, as ``fullText``; in a
+        tenanted layout, the tenant's among them, best ``$k`` kept."""
+        return self._route(self._full_text_search, "fullText", limited=self.names.tenanted)
 
     @functools.cached_property
     def full_text_over_fetch(self) -> str:
-        """The index's ``$fullTextFetch`` best, filtered to the scope, best ``$k`` kept."""
+        """The index's ``$fullTextFetch`` best, filtered to the scope (and the tenant), best ``$k`` kept."""
         return self._route(self._full_text_search, "fullText", filtered=True, limited=True)
 
     def _rendered_once(self, key: tuple[object, ...], render: Callable[[], str]) -> str:
@@ -208,20 +222,20 @@ class RetrievalStatements:
 
     def _projection(self, hops: int) -> str:
         """``items``: each of ``top``'s chunk, document, score, ranks and neighbours up to ``hops``."""
-        ch, doc = self.names.chunk, self.names.document
+        ch, doc, owned = self.names.chunk, self.names.document, self.names.owned
         neighbours, value = "", "[]"
         if hops:
             # hops is a validated int 1..4: a variable-length bound cannot be a parameter.
             step = f"[:{self.names.next_chunk.relationship_type}*1..{int(hops)}]"
             neighbours = (
-                f"CALL (c) {{ CALL (c) {{ MATCH (c)-{step}->(n:{ch.label}) RETURN n "
-                f"UNION MATCH (n:{ch.label})-{step}->(c) RETURN n }} "
+                f"CALL (c) {{ CALL (c) {{ MATCH (c)-{step}->(n:{ch.label}) {self.names.tenant_where('n')}RETURN n "
+                f"UNION MATCH (n:{ch.label})-{step}->(c) {self.names.tenant_where('n')}RETURN n }} "
                 f"RETURN collect({self._chunk('n')}) AS neighbours }} "
             )
             value = "neighbours"
         return (
-            f"CALL (top) {{ UNWIND top AS hit MATCH (c:{ch.label} {{{ch.key}: hit.id}}) "
-            f"OPTIONAL MATCH (d:{doc.label} {{{doc.key}: c.{ch.stored('document_id')}}}) {neighbours}"
+            f"CALL (top) {{ UNWIND top AS hit MATCH (c:{ch.label} {{{ch.key}: hit.id{owned}}}) "
+            f"OPTIONAL MATCH (d:{doc.label} {{{doc.key}: c.{ch.stored('document_id')}{owned}}}) {neighbours}"
             f"RETURN collect({{chunk: {self._chunk('c')}, document: {self._document}, score: hit.score, "
             f"ranks: hit.ranks, neighbours: {value}}}) AS items }} "
         )
@@ -269,21 +283,22 @@ class RetrievalStatements:
         """``retrieval.scope.documents``: which of ``$ids`` are documents, the first ``$limit`` by id."""
         d = self.names.document
         return (
-            f"UNWIND $ids AS key MATCH (d:{d.label} {{{d.key}: key}}) RETURN d.{d.key} AS id ORDER BY id LIMIT $limit"
+            f"UNWIND $ids AS key MATCH (d:{d.label} {{{d.key}: key{self.names.owned}}}) "
+            f"RETURN d.{d.key} AS id ORDER BY id LIMIT $limit"
         )
 
     @functools.cached_property
     def named(self) -> str:
         """``retrieval.expansion.named``: which of ``$values`` are the key of a document, section or
         chunk, each with its document and byte span (null for a document)."""
-        d, s, c = self.names.document, self.names.section, self.names.chunk
+        d, s, c, owned = self.names.document, self.names.section, self.names.chunk, self.names.owned
         spans = [
-            f"MATCH (n:{node.label} {{{node.key}: value}}) RETURN n.{node.stored('document_id')} AS documentId, "
+            f"MATCH (n:{node.label} {{{node.key}: value{owned}}}) RETURN n.{node.stored('document_id')} AS documentId, "
             f"n.{node.stored('start_byte')} AS startByte, n.{node.stored('end_byte')} AS endByte"
             for node in (s, c)
         ]
         return (
-            f"UNWIND $values AS value CALL (value) {{ MATCH (n:{d.label} {{{d.key}: value}}) "
+            f"UNWIND $values AS value CALL (value) {{ MATCH (n:{d.label} {{{d.key}: value{owned}}}) "
             f"RETURN n.{d.key} AS documentId, null AS startByte, null AS endByte "
             f"UNION ALL {spans[0]} UNION ALL {spans[1]} }} "
             "RETURN value, documentId, startByte, endByte"
@@ -294,7 +309,7 @@ class RetrievalStatements:
         """``retrieval.scope.sections``: the document and byte span of each of ``$ids``."""
         s = self.names.section
         return (
-            f"UNWIND $ids AS key MATCH (s:{s.label} {{{s.key}: key}}) "
+            f"UNWIND $ids AS key MATCH (s:{s.label} {{{s.key}: key{self.names.owned}}}) "
             f"RETURN s.{s.stored('document_id')} AS documentId, s.{s.stored('start_byte')} AS startByte, "
             f"s.{s.stored('end_byte')} AS endByte"
         )
@@ -308,16 +323,20 @@ class RetrievalStatements:
                 f"d.{d.stored(attribute)} {operator} ${parameter}"
                 for attribute, operator, parameter in (METADATA_FIELDS[name] for name in fields)
             ]
+            if self.names.tenanted:
+                conditions.append(f"d.{TENANT_PROPERTY} = ${TENANT_PARAMETER}")
             where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
             self._rendered[key] = f"MATCH (d:{d.label}) {where}RETURN d.{d.key} AS id ORDER BY id LIMIT $limit"
         return self._rendered[key]
 
     @functools.cached_property
     def scope_size(self) -> str:
-        """``retrieval.scope.size``: ``chunks`` in the scope and ``total`` chunks in the graph."""
+        """``retrieval.scope.size``: ``chunks`` in the scope and ``total`` chunks in the graph (the
+        tenant's, in a tenanted layout: a tenant learns no count of another's)."""
+        owned = f" {{{TENANT_PROPERTY}: ${TENANT_PARAMETER}}}" if self.names.tenanted else ""
         return (
             f"CALL () {{ {self.scope_chunks}RETURN count(c) AS chunks }} "
-            f"CALL () {{ MATCH (c:{self.names.chunk.label}) RETURN count(c) AS total }} RETURN chunks, total"
+            f"CALL () {{ MATCH (c:{self.names.chunk.label}{owned}) RETURN count(c) AS total }} RETURN chunks, total"
         )
 
 
@@ -342,7 +361,7 @@ class GraphStatements:
         ch = self.names.chunk
         return (
             f"UNWIND range(0, size($ids) - 1) AS position "
-            f"MATCH (c:{ch.label} {{{ch.key}: $ids[position]}})<-[:{self.mention}]-(t) "
+            f"MATCH (c:{ch.label} {{{ch.key}: $ids[position]{self.names.owned}}})<-[:{self.mention}]-(t) "
             "WITH t, min(position) AS first RETURN elementId(t) AS thing ORDER BY first, thing LIMIT $k"
         )
 
@@ -391,7 +410,7 @@ class GraphStatements:
         return (
             "UNWIND $ids AS id MATCH (a)-[f]->(b) WHERE elementId(f) = id "
             f"MATCH (a)-[:{self.mention}]->(c:{ch.label})<-[:{self.mention}]-(b) "
-            f"WHERE c.{ch.stored('document_id')} IN f.documentIds{condition} "
+            f"WHERE c.{ch.stored('document_id')} IN f.documentIds{condition}{self.names.tenant_and('c')} "
             f"WITH id, c ORDER BY c.{ch.key} "
             f"RETURN id AS fact, collect(DISTINCT c.{ch.key})[..$perFact] AS chunks"
         )

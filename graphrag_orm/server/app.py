@@ -90,7 +90,9 @@ def create_app(rag: GraphRag, options: ServerOptions | None = None) -> FastAPI:
     """The router of :func:`graphrag_router` and, with ``options.explorer``, the explorer page at ``/``.
 
     The lifespan connects ``rag`` when it is not connected yet (the NEO4J_* environment),
-    on the serving event loop, and closes on shutdown what it connected. No API pages
+    on the serving event loop, and closes on shutdown what it connected (a tenanted graph
+    without a tenant of its own connects without checking the vector index: its store
+    sends nothing; each request is bound to ``options.tenant_for``'s tenant). No API pages
     are served (``/docs`` would load scripts from a CDN); ``/openapi.json`` is. Errors
     are problems (:func:`add_problem_handlers`).
     """
@@ -100,7 +102,9 @@ def create_app(rag: GraphRag, options: ServerOptions | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = not rag.store.connected
         if opened:
-            await rag.connect()
+            # A tenanted graph's store without a tenant sends nothing, the schema check included:
+            # each request's view is bound to its tenant instead (docs/tenancy.md).
+            await rag.connect(check_schema=not (rag.layout.tenanted and rag.tenant is None))
         try:
             yield
         finally:

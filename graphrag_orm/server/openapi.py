@@ -36,6 +36,7 @@ _NOT_BLANK: Final = r"\S"
 
 _STATUS_PHRASES: Final = {
     400: "The request was refused before any work",
+    403: "A tenanted graph, and no tenant for this request (tenant-required, invalid-tenant); nothing was read",
     404: "No document has this id inside the application's scope",
     500: "The graph could not be read; the application's log has the error",
 }
@@ -124,7 +125,12 @@ def _events() -> dict[str, Any]:
 class Described:
     """What each route passes to FastAPI: ``responses`` and ``openapi_extra``."""
 
-    def __init__(self, question_bound: int, max_history_turns: int, *, global_mode: bool = False) -> None:
+    def __init__(
+        self, question_bound: int, max_history_turns: int, *, global_mode: bool = False, tenanted: bool = False
+    ) -> None:
+        # 403 only where it can be sent: a tenanted graph refuses a request without a tenant.
+        refused = (400, 403) if tenanted else (400,)
+        unknown = (403, 404) if tenanted else (404,)
         ask = schema_of(AskBody)
         ask["properties"]["question"] = _question("The question.", question_bound)
         mode = ask["properties"]["mode"]
@@ -158,10 +164,10 @@ class Described:
         self.ask_extra = _json_body(ask)
         self.ask_responses: dict[int | str, dict[str, Any]] = {
             200: {"description": _events_description(), "content": {"text/event-stream": {"itemSchema": _events()}}},
-            **_problems(400),
+            **_problems(*refused),
         }
         self.search_extra = _json_body(search)
-        self.search_responses = {**_ok("Passages, best first", SearchResult), **_problems(400, 500)}
+        self.search_responses = {**_ok("Passages, best first", SearchResult), **_problems(*refused, 500)}
         self.documents_extra: dict[str, Any] = {
             "parameters": [
                 {
@@ -186,7 +192,7 @@ class Described:
                 "description": "The first listed document's metadata and chunk spans.",
             }
         }
-        self.documents_responses = {**documents_ok, **_problems(400, 500)}
+        self.documents_responses = {**documents_ok, **_problems(*refused, 500)}
         self.document_extra: dict[str, Any] = {
             "parameters": [
                 {
@@ -200,5 +206,5 @@ class Described:
         }
         self.document_responses = {
             **_ok("The document's metadata and chunk spans", DocumentView),
-            **_problems(404, 500),
+            **_problems(*unknown, 500),
         }

@@ -13,6 +13,7 @@ from pydantic import Field
 
 from graphrag_orm.retrieval.options import RetrievalOptions
 from graphrag_orm.retrieval.scope import Scope
+from graphrag_orm.tenancy import Tenant
 from graphrag_orm.values import Options
 
 if TYPE_CHECKING:
@@ -20,13 +21,16 @@ if TYPE_CHECKING:
 else:  # pydantic resolves the annotation at run time; the callable's argument is not validated
     Request = Any
 
-__all__ = ["MAX_HISTORY_TURNS", "ScopeFor", "ServerOptions"]
+__all__ = ["MAX_HISTORY_TURNS", "ScopeFor", "ServerOptions", "TenantFor"]
 
 #: The most earlier turns a follow-up may send.
 MAX_HISTORY_TURNS: Final = 20
 
 ScopeFor = Callable[[Request], Scope | Awaitable[Scope | None] | None]
 """The application's decision of a request's scope: a scope, or ``None`` for the base options' scope."""
+
+TenantFor = Callable[[Request], Tenant | str | Awaitable[Tenant | str | None] | None]
+"""The application's decision of a request's tenant: a tenant (or its id), or ``None`` for none."""
 
 
 class ServerOptions(Options):
@@ -40,6 +44,13 @@ class ServerOptions(Options):
       caller can never choose a scope: a body with a ``scope`` field is refused.
       Whatever it raises (an ``HTTPException`` for a caller it does not know) is the
       application's response.
+    - ``tenant_for``: called with each request (sync or async) before any work, after the
+      router's dependencies; the request's services are a view of the graph bound to the
+      tenant it returns (``GraphRag.for_tenant``), built for that request alone. ``None``
+      (or no ``tenant_for``) leaves the graph's own tenant; in a tenanted graph without
+      one, a request that reads the graph is refused (403 ``tenant-required``) before any
+      statement. A value that is no tenant id is 403 ``invalid-tenant``. Whatever it
+      raises is the application's response. See docs/tenancy.md.
     - ``retrieval``: the base retrieval options (the retriever's own when ``None``); their
       ``max_question_chars`` bounds a question, a query and each turn's question here, as
       it does in the tools, over MCP and in the adapters.
@@ -49,5 +60,6 @@ class ServerOptions(Options):
     prefix: str = Field("/graphrag", max_length=200, pattern=r"^(/[A-Za-z0-9._~\-]+)*$")
     max_history_turns: int = Field(MAX_HISTORY_TURNS, ge=0, le=MAX_HISTORY_TURNS)
     scope_for: ScopeFor | None = None
+    tenant_for: TenantFor | None = None
     retrieval: RetrievalOptions | None = None
     explorer: bool = True

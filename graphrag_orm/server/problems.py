@@ -30,6 +30,8 @@ _TITLES: Final[dict[ProblemCode, str]] = {
     ProblemCode.METHOD_NOT_ALLOWED: "The method is not allowed here",
     ProblemCode.HTTP_ERROR: "The request was not served",
     ProblemCode.INTERNAL_ERROR: "The server failed",
+    ProblemCode.TENANT_REQUIRED: "The request has no tenant",
+    ProblemCode.INVALID_TENANT: "The request's tenant is not a tenant id",
 }
 
 

@@ -2,8 +2,10 @@
 
 Authentication, authorization and rate limits are the application's: pass them as the
 router's dependencies when including it (``app.include_router(router, dependencies=[...])``).
-Every request is checked before any work (a 400 problem), then the application's
-``scope_for`` decides its scope, then the graph is read; nothing is cached or written.
+Every request is checked before any work: the application's ``tenant_for`` decides its
+tenant (a tenanted graph refuses a request without one, 403), the request is read (a 400
+problem), the application's ``scope_for`` decides its scope, then the graph is read
+through a view bound to the request's tenant; nothing is cached or written.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from starlette.types import Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.errors import ConfigurationError, TenantError
 from graphrag_orm.facade import GraphRag
 from graphrag_orm.retrieval.scope import CypherScope, DocumentsScope, MetadataScope, Scope, SectionsScope
 from graphrag_orm.server.asking import MAX_CLOSE_SECONDS, ask_events, global_events, request_context
@@ -29,6 +31,7 @@ from graphrag_orm.server.openapi import DOCUMENT_OPERATION, Described
 from graphrag_orm.server.options import ServerOptions
 from graphrag_orm.server.problems import PROBLEM_MEDIA_TYPE, Problem, ProblemCode, problem
 from graphrag_orm.server.reads import ServerReads
+from graphrag_orm.tenancy import Tenant
 from graphrag_orm.values import Value
 
 __all__ = ["EventStream", "graphrag_router"]
@@ -108,13 +111,35 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
     loop that serves them (``create_app`` connects it in its lifespan).
     """
     options = options or ServerOptions()
-    answers = rag.answers
-    if answers is None:
+    if rag.answers is None:
         raise ConfigurationError(ErrorCode.INVALID_OPTION, "graphrag_router needs a GraphRag with a chat client")
     reads = ServerReads(rag, options)
     bound = reads.question_bound
-    described = Described(bound, options.max_history_turns, global_mode=rag.ontology is not None)
+    tenanted = rag.layout.tenanted
+    described = Described(bound, options.max_history_turns, global_mode=rag.ontology is not None, tenanted=tenanted)
     router = APIRouter(prefix=options.prefix, tags=["graphrag"])
+
+    async def graph_of(request: Request) -> GraphRag | Problem:
+        """The request's view of the graph: bound to ``tenant_for``'s tenant, built for it alone."""
+        chosen: Any = None
+        if options.tenant_for is not None:
+            chosen = options.tenant_for(request)
+            if inspect.isawaitable(chosen):
+                chosen = await chosen
+        if chosen is None:
+            if tenanted and rag.tenant is None:
+                return problem(
+                    ProblemCode.TENANT_REQUIRED, "this graph is tenanted and the request has no tenant", status=403
+                )
+            return rag
+        if not isinstance(chosen, Tenant | str):
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "tenant_for must return a Tenant, a str or None")
+        try:
+            tenant = Tenant.of(chosen)
+        except TenantError:
+            return problem(ProblemCode.INVALID_TENANT, "the request's tenant is not a tenant id", status=403)
+        assert tenant is not None
+        return rag.for_tenant(tenant)
 
     async def scope_of(request: Request) -> Scope | None:
         if options.scope_for is None:
@@ -137,10 +162,13 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
         openapi_extra=described.ask_extra,
     )
     async def ask(request: Request) -> Response:
+        graph = await graph_of(request)
+        if isinstance(graph, Problem):
+            return _problem(graph)
         raw = await _body(request)
         if isinstance(raw, Problem):
             return _problem(raw)
-        corpus = rag.global_answers
+        corpus = graph.global_answers
         body = read_ask(raw, options, bound, global_mode=corpus is not None)
         if isinstance(body, Problem):
             return _problem(body)
@@ -150,7 +178,9 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
             assert corpus is not None  # read_ask refuses the mode without it
             inside = reads.retrieval_options(scope).scope  # the request's, else the application's own
             return EventStream(global_events(corpus, body.question, inside, context, trace_id))
-        events = ask_events(answers, body.question, body.turns(), reads.retrieval_options(scope), context, trace_id)
+        asked = graph.answers
+        assert asked is not None  # a view has its graph's chat client
+        events = ask_events(asked, body.question, body.turns(), reads.retrieval_options(scope), context, trace_id)
         return EventStream(events)
 
     @router.post(
@@ -161,6 +191,9 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
         openapi_extra=described.search_extra,
     )
     async def search(request: Request) -> Response:
+        graph = await graph_of(request)
+        if isinstance(graph, Problem):
+            return _problem(graph)
         raw = await _body(request)
         if isinstance(raw, Problem):
             return _problem(raw)
@@ -169,7 +202,7 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
             return _problem(body)
         scope = await scope_of(request)
         try:
-            found = await reads.search(body.query, body.limit, scope)
+            found = await ServerReads(graph, options).search(body.query, body.limit, scope)
         except Exception as error:
             return _failed(ProblemCode.RETRIEVAL_FAILED, error)
         return _json(found)
@@ -182,12 +215,15 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
         openapi_extra=described.documents_extra,
     )
     async def documents(request: Request) -> Response:
+        graph = await graph_of(request)
+        if isinstance(graph, Problem):
+            return _problem(graph)
         limit = read_documents_limit(request.query_params.getlist("limit"))
         if isinstance(limit, Problem):
             return _problem(limit)
         scope = await scope_of(request)
         try:
-            page = await reads.documents(limit, scope)
+            page = await ServerReads(graph, options).documents(limit, scope)
         except Exception as error:
             return _failed(ProblemCode.READ_FAILED, error)
         return _json(page)
@@ -202,9 +238,12 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
     async def document(request: Request) -> Response:
         # Read here, not as an argument: FastAPI would describe a 422 that is never sent.
         document_id: str = request.path_params["document_id"]
+        graph = await graph_of(request)
+        if isinstance(graph, Problem):
+            return _problem(graph)
         scope = await scope_of(request)
         try:
-            view = await reads.document(document_id, scope)
+            view = await ServerReads(graph, options).document(document_id, scope)
         except Exception as error:
             return _failed(ProblemCode.READ_FAILED, error)
         if view is None:

@@ -20,6 +20,7 @@ from neomodel import ArrayProperty, AsyncStructuredNode, AsyncStructuredRel, Flo
 from neomodel.properties import Property
 
 from graphrag_orm.layout import validate_identifier
+from graphrag_orm.tenancy import TENANT_PARAMETER, TENANT_PROPERTY
 
 __all__ = ["EdgeWrites", "NodeWrites"]
 
@@ -92,30 +93,35 @@ class NodeWrites:
     def rows(self, records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return [self.row(record) for record in records]
 
-    def create_statement(self, rows: str = "rows") -> str:
+    def create_statement(self, rows: str = "rows", *, tenant: bool = False) -> str:
         """Create one node per row (the key's uniqueness constraint refuses duplicates).
 
-        ``rows`` names the list parameter (every statement here takes one: ``$rows`` by default).
+        ``rows`` names the list parameter (every statement here takes one: ``$rows`` by default);
+        with ``tenant`` each node is stamped with the ``$tenant`` parameter (a tenanted graph).
         """
-        return f"UNWIND ${parameter_name(rows)} AS row CREATE (n:{self.label}) SET n = row"
+        return f"UNWIND ${parameter_name(rows)} AS row CREATE (n:{self.label}) SET n = row{_stamp('n', tenant)}"
 
-    def create_linked_statement(self, edge: EdgeWrites, rows: str = "rows") -> str:
+    def create_linked_statement(self, edge: EdgeWrites, rows: str = "rows", *, tenant: bool = False) -> str:
         """Create one node per row and its ``edge`` to the node found by key, in one statement.
 
         Rows are ``{"props": <row>, "target": <key>, "edge": <edge props>}``; the edge is
-        declared on this class, so it is stored from the new node to its target.
+        declared on this class, so it is stored from the new node to its target. With
+        ``tenant`` the node is stamped with ``$tenant`` and its target must be the tenant's.
         """
         target = NodeWrites(edge.target)
         return (
-            f"UNWIND ${parameter_name(rows)} AS row CREATE (n:{self.label}) SET n = row.props WITH n, row "
-            f"MATCH (t:{target.label} {{{target.key}: row.target}}) "
+            f"UNWIND ${parameter_name(rows)} AS row CREATE (n:{self.label}) SET n = row.props{_stamp('n', tenant)} "
+            "WITH n, row "
+            f"MATCH (t:{target.label} {{{target.key}: row.target{_owned(tenant)}}}) "
             f"CREATE (n)-[r:{edge.relationship_type}]->(t) SET r = row.edge"
         )
 
-    def upsert_statement(self, rows: str = "rows") -> str:
-        """Create or update one node per row by key; nulls remove properties."""
+    def upsert_statement(self, rows: str = "rows", *, tenant: bool = False) -> str:
+        """Create or update one node per row by key; nulls remove properties. With ``tenant``
+        the key is the tenant's (``$tenant`` is part of the merged pattern)."""
         return (
-            f"UNWIND ${parameter_name(rows)} AS row MERGE (n:{self.label} {{{self.key}: row.{self.key}}}) SET n += row"
+            f"UNWIND ${parameter_name(rows)} AS row "
+            f"MERGE (n:{self.label} {{{self.key}: row.{self.key}{_owned(tenant)}}}) SET n += row"
         )
 
     def delete_statement(self, by: str) -> str:
@@ -160,17 +166,28 @@ class EdgeWrites:
         props = {db: _deflate(prop, values.get(attr)) for attr, (db, prop) in self.properties.items()}
         return {"source": source_key, "target": target_key, "props": props}
 
-    def create_statement(self, rows: str = "rows") -> str:
-        """Create one edge per row between nodes found by key, stored source to target."""
+    def create_statement(self, rows: str = "rows", *, tenant: bool = False) -> str:
+        """Create one edge per row between nodes found by key, stored source to target; with
+        ``tenant``, between the tenant's nodes only."""
         source = NodeWrites(self.source)
         target = NodeWrites(self.target)
         return (
             f"UNWIND ${parameter_name(rows)} AS row "
-            f"MATCH (a:{source.label} {{{source.key}: row.source}}) "
-            f"MATCH (b:{target.label} {{{target.key}: row.target}}) "
+            f"MATCH (a:{source.label} {{{source.key}: row.source{_owned(tenant)}}}) "
+            f"MATCH (b:{target.label} {{{target.key}: row.target{_owned(tenant)}}}) "
             f"CREATE (a)-[r:{self.relationship_type}]->(b) SET r = row.props"
         )
 
     def props(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """The edge's own properties by stored name, deflated."""
         return {db: _deflate(prop, values.get(attr)) for attr, (db, prop) in self.properties.items()}
+
+
+def _stamp(variable: str, tenant: bool) -> str:
+    """``, n.tenant = $tenant`` for a tenanted write, else nothing."""
+    return f", {variable}.{TENANT_PROPERTY} = ${TENANT_PARAMETER}" if tenant else ""
+
+
+def _owned(tenant: bool) -> str:
+    """``, tenant: $tenant`` inside a node pattern for a tenanted write, else nothing."""
+    return f", {TENANT_PROPERTY}: ${TENANT_PARAMETER}" if tenant else ""

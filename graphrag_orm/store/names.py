@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from graphrag_orm.store.batches import EdgeWrites, NodeWrites
+from graphrag_orm.tenancy import TENANT_PARAMETER, TENANT_PROPERTY
 
 if TYPE_CHECKING:
     from graphrag_orm.models import LexicalModel
@@ -44,6 +45,10 @@ class StoredNames:
     run_id: str
     #: The layout's structural relationship types.
     structural_types: tuple[str, ...]
+    #: A tenanted layout (docs/tenancy.md): its lexical nodes carry ``tenant``, written and
+    #: matched with the ``$tenant`` parameter the store binds; untenanted, the helpers below
+    #: render nothing, so every statement is what it was.
+    tenanted: bool = False
 
     @classmethod
     def of(cls, model: LexicalModel) -> StoredNames:
@@ -76,7 +81,21 @@ class StoredNames:
             subsection=subsection,
             run_id=next(iter(runs)),
             structural_types=model.layout.relationship_types,
+            tenanted=model.layout.tenanted,
         )
+
+    @property
+    def owned(self) -> str:
+        """``, tenant: $tenant`` to close a node pattern with, in a tenanted layout; else nothing."""
+        return f", {TENANT_PROPERTY}: ${TENANT_PARAMETER}" if self.tenanted else ""
+
+    def tenant_and(self, variable: str) -> str:
+        """`` AND v.tenant = $tenant`` to add to a condition, in a tenanted layout; else nothing."""
+        return f" AND {variable}.{TENANT_PROPERTY} = ${TENANT_PARAMETER}" if self.tenanted else ""
+
+    def tenant_where(self, variable: str) -> str:
+        """``WHERE v.tenant = $tenant `` (with its trailing space), in a tenanted layout; else nothing."""
+        return f"WHERE {variable}.{TENANT_PROPERTY} = ${TENANT_PARAMETER} " if self.tenanted else ""
 
     @property
     def structural(self) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from graphrag_orm.catalog.service import DEFAULT_CHUNK_LIMIT, DEFAULT_LIST_LIMIT
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError
+from graphrag_orm.maintenance.options import DEFAULT_TENANT_BATCH_DOCUMENTS
 from graphrag_orm.sync._loop import LoopThread
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
         RemovalReport,
         ResetScope,
         StaleRunsReport,
+        TenantCounts,
+        TenantRemovalReport,
     )
     from graphrag_orm.maintenance.service import MaintenanceService
     from graphrag_orm.retrieval import RetrievalOptions
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
     from graphrag_orm.retrieval.service import Retriever
     from graphrag_orm.sources import Source
     from graphrag_orm.store import ConnectionSettings
+    from graphrag_orm.tenancy import Tenant
     from graphrag_orm.text2cypher.service import GraphQuestions
     from graphrag_orm.text2cypher.values import GraphAnswer
 
@@ -257,6 +261,41 @@ class SyncMaintenanceService:
         """
         return self._runner.run(self._service.fail_stale_runs)
 
+    def preview_tenant(self) -> TenantCounts:
+        """What the bound tenant holds, which :meth:`remove_tenant` removes: counts only, of that
+        tenant only (the dry run); reads only. Refused as :meth:`remove_tenant` is.
+
+        Runs ``MaintenanceService.preview_tenant`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.preview_tenant)
+
+    def remove_tenant(
+        self,
+        *,
+        batch_documents: int = DEFAULT_TENANT_BATCH_DOCUMENTS,
+        progress: Callable[[RemovalProgress], None] | None = None,
+    ) -> TenantRemovalReport:
+        """Remove the bound tenant whole: its documents, sections, chunks, leases and runs.
+
+        Documents go as :meth:`reset` removes them, in batches of at most ``batch_documents``
+        (1 to ``MAX_TENANT_BATCH_DOCUMENTS``; else ``invalid-option``) and ``batch_bytes``,
+        one transaction each, each document whole; then the sections and chunks left under
+        a document that is gone, the expired leases, and the run records (runs left
+        ``Running`` by a process that died are marked Failed first). A call stopped midway
+        leaves whole documents only, and calling it again finishes the job. ``progress``
+        is called after each committed batch; :meth:`preview_tenant` counts beforehand.
+
+        Refused before anything is removed: an untenanted graph (``invalid-option``: there
+        is no tenant; :meth:`reset` removes every document), a store bound to no tenant
+        (``tenant-required``), a tenant being written (an unexpired lease, or a ``Running``
+        run that is not stale: ``RemovalConflict("concurrent-write")``), and anything of the
+        tenant's lexical graph the toolkit did not write (``GraphRefused("foreign-graph")``).
+        Another tenant's nodes are never read, counted or touched.
+
+        Runs ``MaintenanceService.remove_tenant`` on the sync loop and blocks until it ends.
+        """
+        return self._runner.run(self._service.remove_tenant, batch_documents=batch_documents, progress=progress)
+
     def check(self) -> HealthReport:
         """The health report (see :mod:`graphrag_orm.maintenance.health`); reads only.
 
@@ -422,9 +461,11 @@ class SyncGraphRag:
     ``with``) closes the facade and stops the loop.
     """
 
-    def __init__(self, rag: GraphRag) -> None:
+    def __init__(self, rag: GraphRag, runner: LoopThread | None = None) -> None:
         self._rag = rag
-        self._runner = LoopThread()
+        self._runner = runner or LoopThread()
+        #: A tenant's view runs on the loop of the twin it came from, and leaves it running.
+        self._owns_loop = runner is None
 
     @property
     def rag(self) -> GraphRag:
@@ -435,6 +476,11 @@ class SyncGraphRag:
     def closed(self) -> bool:
         """True once ``close()`` has stopped the loop."""
         return self._runner.stopped
+
+    def for_tenant(self, tenant: Tenant | str) -> SyncGraphRag:
+        """``GraphRag.for_tenant``: a twin of the view on this twin's loop; closing it leaves the
+        loop and the driver to this twin."""
+        return SyncGraphRag(self._rag.for_tenant(tenant), self._runner)
 
     @property
     def ingestion(self) -> SyncIngestionService:
@@ -516,11 +562,12 @@ class SyncGraphRag:
         self._runner.run(self._rag.check_vector_index)
 
     def close(self) -> None:
-        """Runs ``GraphRag.close`` on the sync loop and blocks until it ends. Then stops the loop: later calls raise ``RuntimeError``."""
+        """Runs ``GraphRag.close`` on the sync loop and blocks until it ends. Then stops the loop (a tenant's view leaves it to the twin it came from): later calls raise ``RuntimeError``."""
         try:
             self._runner.run(self._rag.close)
         finally:
-            self._runner.stop()
+            if self._owns_loop:
+                self._runner.stop()
 
     def __enter__(self) -> SyncGraphRag:
         """Connects, unless connected, as ``async with`` does."""
@@ -530,8 +577,9 @@ class SyncGraphRag:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        """Runs ``GraphRag.__aexit__`` on the sync loop and blocks until it ends. Then stops the loop: later calls raise ``RuntimeError``."""
+        """Runs ``GraphRag.__aexit__`` on the sync loop and blocks until it ends. Then stops the loop (a tenant's view leaves it to the twin it came from): later calls raise ``RuntimeError``."""
         try:
             self._runner.run(self._rag.__aexit__, kind, error, trace)
         finally:
-            self._runner.stop()
+            if self._owns_loop:
+                self._runner.stop()

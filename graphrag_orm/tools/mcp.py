@@ -20,6 +20,7 @@ import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 
 from graphrag_orm.retrieval import Scope
+from graphrag_orm.tenancy import Tenant
 from graphrag_orm.tools.instructions import INSTRUCTIONS
 from graphrag_orm.tools.service import GraphRagTools, ToolOptions
 from graphrag_orm.tools.trail import TrailRecorder
@@ -39,15 +40,18 @@ def build_mcp_server(
     *,
     trail: TrailRecorder | None = None,
     scope: Scope | None = None,
+    tenant: Tenant | str | None = None,
     name: str = SERVER_NAME,
     version: str = "",
 ) -> Server[Any]:
     """An MCP server of ``rag``'s tools (``rag`` connected by the caller, on the loop that serves).
 
-    ``options``, ``trail`` and ``scope`` are :class:`GraphRagTools`'; the scope is the
-    application's, and no client can change it.
+    ``options``, ``trail``, ``scope`` and ``tenant`` are :class:`GraphRagTools`'; the scope
+    and the tenant are the application's, and no client can change them. A server of a
+    tenanted graph is bound to one tenant (``tenant``, or ``rag``'s own: ``graphrag-orm mcp``
+    reads ``GRAPHRAG_TENANT``) or not built (``TenantError("tenant-required")``).
     """
-    tools = GraphRagTools(rag, options, trail=trail, scope=scope)
+    tools = GraphRagTools(rag, options, trail=trail, scope=scope, tenant=tenant)
     listed = [
         types.Tool(
             name=spec.name,

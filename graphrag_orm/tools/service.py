@@ -51,6 +51,7 @@ from graphrag_orm.knowledge import KnowledgeReads
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval import RetrievalOptions, Scope
 from graphrag_orm.retrieval.scope import ResolvedScope
+from graphrag_orm.tenancy import Tenant, require_tenant
 from graphrag_orm.tools.schemas import (
     BadArguments,
     Parameter,
@@ -159,7 +160,9 @@ class GraphRagTools:
 
     ``scope`` (a :data:`~graphrag_orm.retrieval.Scope`) keeps every tool inside it,
     whatever the agent sends; without it, the retrieval options' own scope holds.
-    ``trail`` receives one :class:`ToolCall` per call.
+    ``trail`` receives one :class:`ToolCall` per call. ``tenant`` binds every tool to
+    one tenant (``rag.for_tenant(tenant)``); in a tenanted graph the tools are built bound
+    to one (given here, or ``rag``'s own) or not at all (``TenantError("tenant-required")``).
     """
 
     def __init__(
@@ -169,7 +172,11 @@ class GraphRagTools:
         *,
         trail: TrailRecorder | None = None,
         scope: Scope | None = None,
+        tenant: Tenant | str | None = None,
     ) -> None:
+        if tenant is not None:
+            rag = rag.for_tenant(tenant)
+        require_tenant(rag.layout.tenanted, rag.tenant, "the agent tools")
         self.rag = rag
         self.options = options or ToolOptions()
         self.trail = trail

@@ -27,6 +27,7 @@ COMMANDS = [
     "reset",
     "orphans",
     "fail-stale-runs",
+    "remove-tenant",
     "documents",
     "runs",
     "show",

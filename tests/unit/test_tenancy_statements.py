@@ -1,0 +1,137 @@
+"""What a tenanted layout changes in the statements and the schema, and what an untenanted one
+does not (issue 31, item 1; docs/tenancy.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphrag_orm.catalog.statements import CatalogStatements
+from graphrag_orm.codes import LimitName
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.evaluation.stored import StoredChunks
+from graphrag_orm.evidence import Route
+from graphrag_orm.ingestion.statements import DocumentStatements, LeaseStatements, RunStatements, Statement
+from graphrag_orm.layout import Layout
+from graphrag_orm.migrate import Chain, next_revision
+from graphrag_orm.models import for_layout
+from graphrag_orm.retrieval.fusion import fuse_clause
+from graphrag_orm.retrieval.routes import MAX_OVER_FETCH, RouteSearch, tenant_over_fetch
+from graphrag_orm.retrieval.statements import RetrievalStatements
+from graphrag_orm.schema import CompositeUniqueConstraint, RangeIndex, Schema, VectorIndex
+from graphrag_orm.sources import Sources, document_id
+from graphrag_orm.store import Store
+
+MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
+TENANTED = Layout.DEFAULT.replace(tenancy="required")
+
+
+def statements(layout: Layout) -> dict[str, str]:
+    """Every statement the ingestion, retrieval and catalog render for ``layout``, by name."""
+    names = for_layout(layout).names
+    found: dict[str, str] = {}
+    for group in (DocumentStatements.render(names), LeaseStatements.render(names), RunStatements.render(names)):
+        for field, value in vars(group).items():
+            found[f"{type(group).__name__}.{field}"] = value.cypher if isinstance(value, Statement) else value
+    for field, value in vars(CatalogStatements.render(names)).items():
+        found[f"CatalogStatements.{field}"] = value
+    retrieval = RetrievalStatements(names, "vectors", "texts", "cosine")
+    for field in (
+        "scope_chunks",
+        "vector",
+        "vector_over_fetch",
+        "vector_in_index",
+        "vector_exact",
+        "full_text",
+        "full_text_over_fetch",
+        "existing_documents",
+        "named",
+        "sections",
+        "scope_size",
+    ):
+        found[f"RetrievalStatements.{field}"] = getattr(retrieval, field)
+    found["RetrievalStatements.metadata"] = retrieval.metadata(())
+    found["RetrievalStatements.metadata.publisher"] = retrieval.metadata(("publisher",))
+    found["RetrievalStatements.fuse"] = retrieval.fuse(2)
+    found["fuse_clause"] = fuse_clause(names)
+    stored = StoredChunks(Store(), for_layout(layout))
+    found["StoredChunks.statement"], found["StoredChunks.uris_statement"] = stored.statement, stored.uris_statement
+    return found
+
+
+@pytest.mark.parametrize("layout", [Layout.DEFAULT, Layout.NEO4J_GRAPHRAG], ids=["default", "neo4j-graphrag"])
+def test_an_untenanted_layouts_statements_never_name_a_tenant(layout: Layout) -> None:
+    rendered = statements(layout)
+    assert len(rendered) > 40
+    assert [name for name, cypher in rendered.items() if "tenant" in cypher.lower()] == []
+
+
+def test_every_statement_of_a_tenanted_layout_is_the_tenants() -> None:
+    # The store binds $tenant; a statement that never uses it would read or write every tenant.
+    assert [name for name, cypher in statements(TENANTED).items() if "$tenant" not in cypher] == []
+
+
+def test_a_tenanted_layouts_writes_stamp_and_match_the_tenant() -> None:
+    rendered = statements(TENANTED)
+    write = rendered["DocumentStatements.write_new"]
+    assert write.count("n.tenant = $tenant") == 2  # sections and chunks
+    assert "MERGE (n:Document {id: row.id, tenant: $tenant})" in write
+    assert "l.tenant = $tenant" in rendered["LeaseStatements.insert"]
+    assert rendered["RunStatements.start"].endswith("SET n = row, n.tenant = $tenant")
+    # The vector index filters inside itself; the full-text index is filtered after it, in the statement.
+    assert "FOR $vector WHERE c.tenant = $tenant LIMIT $vectorFetch" in rendered["RetrievalStatements.vector"]
+    assert "YIELD node AS c, score WHERE c.tenant = $tenant" in rendered["RetrievalStatements.full_text"]
+    assert "LIMIT $k" in rendered["RetrievalStatements.full_text"]
+    # A shared vote follows NEXT_CHUNK from the tenant's chunk to the tenant's chunk only.
+    assert "(h:Chunk {id: hit.id, tenant: $tenant})" in rendered["fuse_clause"]
+    assert "AND o.tenant = $tenant" in rendered["fuse_clause"]
+
+
+def test_the_untenanted_schema_is_the_toolkits_chain_unchanged() -> None:
+    declared = {d.name: d for d in Schema.definitions(Layout.DEFAULT, OFFLINE_EMBEDDING_SET)}
+    chain = Chain.load(MIGRATIONS)
+    assert chain.head == "0003_community_reports"
+    assert chain.definitions_at() == declared
+    assert not any("tenant" in d.model_dump_json() for d in declared.values())
+
+
+def test_the_reviewed_tenancy_revision_is_what_a_tenanted_layout_declares() -> None:
+    chain = Chain.load(MIGRATIONS, tenanted=True)
+    assert [r.revision for r in chain.revisions][-2:] == ["0003_community_reports", "0004_tenancy"]
+    assert next_revision(chain, TENANTED, OFFLINE_EMBEDDING_SET, revision="x", message="m") is None
+    head = chain.definitions_at()
+    vector = next(d for d in head.values() if isinstance(d, VectorIndex))
+    assert vector.filter_properties == ("tenant",)
+    assert "WITH [n.tenant]" in vector.create_cypher()
+    unique = next(d for d in head.values() if isinstance(d, CompositeUniqueConstraint))
+    assert unique.create_cypher().endswith("FOR (n:Document) REQUIRE (n.tenant, n.sourceUri) IS UNIQUE")
+    indexed = sorted(d.label for d in head.values() if isinstance(d, RangeIndex) and d.properties == ("tenant",))
+    assert indexed == ["Chunk", "Document", "GraphRagLease", "IngestionRun", "Section"]
+
+
+def test_a_tenants_document_id_is_qualified_by_the_tenant() -> None:
+    source = Sources.text("handbook", "Members can borrow twelve items.")
+    assert source.document_id == document_id("text:handbook")  # untenanted: as it always was
+    acme, globex = source.in_tenant("acme"), source.in_tenant("globex")
+    assert len({source.document_id, acme.document_id, globex.document_id}) == 3
+    assert acme.document_id == document_id("text:handbook", "acme")
+    assert acme.source_uri == globex.source_uri == source.source_uri
+
+
+def test_a_tenanted_full_text_search_over_fetches_within_the_bound_and_reports_a_short_one() -> None:
+    assert tenant_over_fetch(5) == 50
+    assert tenant_over_fetch(5_000) == MAX_OVER_FETCH
+    search = RouteSearch(
+        Route.FULL_TEXT,
+        "fullText",
+        "CALL () { RETURN [] AS fullText } ",
+        asked=50,
+        k=5,
+        short_limit=LimitName.FULL_TEXT_TENANT_OVER_FETCH,
+        tenant_filtered=True,
+    )
+    assert [limit.name for limit in search.counted(3).limits] == [LimitName.FULL_TEXT_TENANT_OVER_FETCH]
+    assert search.counted(5).limits == ()
+    untenanted = RouteSearch(Route.FULL_TEXT, "fullText", "CALL () { RETURN [] AS fullText } ", k=5)
+    assert untenanted.counted(3).limits == ()
