@@ -28,6 +28,7 @@ from graphrag_orm.migrate import (
 )
 from graphrag_orm.migrate.lock import DEFAULT_LOCK_WAIT_SECONDS, MAX_LOCK_WAIT_SECONDS
 from graphrag_orm.store import Store
+from graphrag_orm.tenancy import tenancy_from_env
 
 __all__ = ["LAYOUTS", "apply", "check", "downgrade", "init", "plan", "revision", "status"]
 
@@ -63,8 +64,11 @@ def _chain_and_derived_set(directory: Path | None) -> tuple[Chain, EmbeddingSet 
     )
     if configured is not None:
         return Chain.load(configured), None
-    toolkit, embedding_set = Chain.load(None), embedding_set_from_env()
-    chain = chain_for_embedding_set(toolkit, embedding_set)
+    # A tenanted graph (GRAPHRAG_TENANCY=required): the toolkit's chain with its reviewed
+    # tenancy revision, and a derived index that declares the tenant too (docs/tenancy.md).
+    tenanted = _tenanted()
+    toolkit, embedding_set = Chain.load(None, tenanted=tenanted), embedding_set_from_env()
+    chain = chain_for_embedding_set(toolkit, embedding_set, _with_tenancy(Layout.DEFAULT, tenanted))
     derived = embedding_set if embedding_set != OFFLINE_EMBEDDING_SET and chain is not toolkit else None
     return chain, derived
 
@@ -245,7 +249,17 @@ def downgrade(
     console.print(f"undid {', '.join(report.applied)}")
 
 
+def _tenanted() -> bool:
+    """Whether GRAPHRAG_TENANCY says the graph is tenanted (another value: ``invalid-layout``)."""
+    return tenancy_from_env() == "required"
+
+
+def _with_tenancy(layout: Layout, tenanted: bool) -> Layout:
+    return layout.replace(tenancy="required") if tenanted else layout
+
+
 def _layout(name: str) -> Layout:
+    """``--layout``, tenanted when GRAPHRAG_TENANCY=required (an application's chain declares the tenant then)."""
     if name not in LAYOUTS:
         raise typer.BadParameter(f"layout must be one of {sorted(LAYOUTS)}")
-    return LAYOUTS[name]
+    return _with_tenancy(LAYOUTS[name], _tenanted())

@@ -79,7 +79,7 @@ def test_commands_a_tenanted_graph_cannot_fence_are_refused_whatever_the_tenant(
     assert refused.stderr.strip().endswith("(tenant-refused)") and len(refused.stderr.strip().splitlines()) == 1
 
 
-def test_administrative_commands_need_no_tenant(graph: None) -> None:
+def test_administrative_commands_need_no_tenant(tenanted_graph: None) -> None:
     done = cli("migrations", "status", env={TENANCY_ENV: "required"})
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -110,3 +110,31 @@ async def test_a_bound_command_sends_every_statement_with_its_tenant(
         await attach_neomodel(store.driver, store.database)  # ingest pointed neomodel at its own driver
     assert sent and {tenant for _, tenant in sent} == {"acme"}
     assert await documents_stored(store) == 3
+
+
+async def test_migrations_apply_builds_a_tenanted_graph_its_commands_then_use(
+    bare_database: None, store: Store
+) -> None:
+    tenanted = {TENANCY_ENV: "required"}
+    applied = cli("migrations", "apply", env=tenanted)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert "0004_tenancy" in applied.stdout and "+ graphrag_orm.migrations/tenancy" in applied.stdout, applied.stdout
+    # The composite key that makes one source URI two documents in two tenants is there.
+    keyed = await store.read(
+        "SHOW CONSTRAINTS YIELD name WHERE name = 'graphrag_document_tenant_source_uri_unique' RETURN count(*) AS n"
+    )
+    assert int(keyed.value("n")) == 1
+    assert cli("migrations", "check", env=tenanted).returncode == 0
+    untenanted = cli("migrations", "check", env={})
+    assert (
+        untenanted.returncode == 1 and "unexpected" in untenanted.stdout
+    )  # the tenant's schema is not the plain chain's
+    for tenant in ("acme", "globex"):
+        ingested = cli(
+            "--tenant", tenant, "ingest", str(QUICKSTART), "--base-uri", "https://example.org/q/", env=tenanted
+        )
+        assert ingested.returncode == 0, ingested.stdout + ingested.stderr
+    per_tenant = int((await store.read("MATCH (d:Document {tenant: 'acme'}) RETURN count(d) AS n")).value("n"))
+    assert per_tenant > 0 and await documents_stored(store) == 2 * per_tenant  # the same URIs, twice
+    asked = cli("--tenant", "acme", "ask", "How many items can a member borrow at a time?", env=tenanted)
+    assert asked.returncode == 0, asked.stdout + asked.stderr

@@ -135,3 +135,30 @@ def test_a_tenanted_full_text_search_over_fetches_within_the_bound_and_reports_a
     assert search.counted(5).limits == ()
     untenanted = RouteSearch(Route.FULL_TEXT, "fullText", "CALL () { RETURN [] AS fullText } ", k=5)
     assert untenanted.counted(3).limits == ()
+
+
+@pytest.mark.parametrize("tenancy", [None, "required"])
+def test_the_cli_chain_of_a_tenanted_graph_has_the_tenancy_revision_and_a_derived_index_filtered_by_tenant(
+    monkeypatch: pytest.MonkeyPatch, tenancy: str | None
+) -> None:
+    from graphrag_orm.cli.migrations import _chain_and_derived_set
+    from graphrag_orm.tenancy import TENANCY_ENV
+
+    monkeypatch.delenv("GRAPHRAG_MIGRATIONS_DIR", raising=False)
+    monkeypatch.setenv("GRAPHRAG_EMBEDDING_MODEL", "all-MiniLM-L6-v2-int8")  # a set other than the chain's own
+    monkeypatch.delenv("GRAPHRAG_EMBEDDING_DIMENSIONS", raising=False)
+    if tenancy is None:
+        monkeypatch.delenv(TENANCY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(TENANCY_ENV, tenancy)
+    chain, derived = _chain_and_derived_set(None)
+    ids = [revision.revision for revision in chain.revisions]
+    assert derived is not None and derived.model == "all-MiniLM-L6-v2-int8"
+    assert ("0004_tenancy" in ids) == (tenancy == "required")
+    created = [
+        step.definition
+        for step in chain.revisions[-1].steps
+        if step.action == "create" and step.definition.kind == "vector-index"
+    ]
+    assert len(created) == 1 and created[0].dimensions == 384
+    assert ("tenant" in (created[0].filter_properties or ())) == (tenancy == "required")
