@@ -20,6 +20,7 @@ import json
 import random
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -171,9 +172,11 @@ def write_corpus(folder: Path, documents: int, seed: int, processes: int = 2) ->
     return info
 
 
-def sample_corpus(seed: int, documents: int, count: int) -> Corpus:
-    """``count`` documents spread over the corpus, as a ``common.Corpus`` (for ``generate_questions``)."""
+def sample_corpus(seed: int, documents: int, count: int, among: Sequence[int] | None = None) -> Corpus:
+    """``count`` documents spread over the corpus (or over the document numbers ``among``), as a
+    ``common.Corpus`` (for ``generate_questions``)."""
     made = generator(seed)
-    numbers = sorted(random.Random(f"{seed}:sample").sample(range(documents), min(count, documents)))
+    pool = range(documents) if among is None else among
+    numbers = sorted(random.Random(f"{seed}:sample").sample(pool, min(count, len(pool))))
     chosen = tuple((document_name(n), made.document(n)) for n in numbers)
     return Corpus(seed=seed, documents=chosen, vocabulary=tuple(made.vocabulary))

@@ -33,7 +33,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -182,13 +182,18 @@ def embedding_set(dimensions: int) -> EmbeddingSet:
     return OFFLINE_EMBEDDING_SET.model_copy(update={"dimensions": dimensions})
 
 
-async def fresh_database(store: Store, chosen: EmbeddingSet) -> Chain:
-    """``common.reset_database``, then (another dimension) a revision moving the chunk index to ``chosen``."""
+async def fresh_database(store: Store, chosen: EmbeddingSet, layout: Layout = LAYOUT) -> Chain:
+    """``common.reset_database``, then (another dimension) a revision moving the chunk index to ``chosen``.
+
+    A tenanted ``layout`` (``tenants.py``) gets the tenanted chain (``Chain.load(tenanted=True)``) first.
+    """
     await reset_database(store)
-    chain = Chain.load()
+    chain = Chain.load(tenanted=layout.tenanted)
+    if layout.tenanted:
+        await Migrator(store, chain).apply()
     if chosen == OFFLINE_EMBEDDING_SET:
         return chain
-    revision = next_revision(chain, LAYOUT, chosen, revision="9001_scale_dimensions", message="scale dimensions")
+    revision = next_revision(chain, layout, chosen, revision="9001_scale_dimensions", message="scale dimensions")
     assert revision is not None
     chain = Chain.from_revisions([*chain.revisions, revision])
     await Migrator(store, chain).apply()
@@ -329,8 +334,10 @@ async def warm_up_ingest(
     chosen: EmbeddingSet,
     args: argparse.Namespace,
     one_slice: Callable[[Path], Awaitable[Outcome]],
+    layout: Layout = LAYOUT,
 ) -> None:
-    """Ingest ``--warmup-documents`` other documents (seed + 1), untimed, then empty the database again.
+    """Ingest ``--warmup-documents`` other documents (seed + 1), untimed, then empty the database again
+    (a fresh database of ``layout``).
 
     The server's JIT and statement caches are then warm for every contender alike: a
     cold server on this machine needs about a thousand documents before its throughput
@@ -344,7 +351,7 @@ async def warm_up_ingest(
     began = time.monotonic()
     for index in range(10):
         await one_slice(slice_folder(folder, index))
-    await fresh_database(store, chosen)
+    await fresh_database(store, chosen, layout)
     print(f"  {name}: warm-up of {args.warmup_documents:,} other documents in {time.monotonic() - began:.1f} s")
 
 
@@ -595,14 +602,28 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
-def generate_questions_for(args: argparse.Namespace, info: CorpusInfo) -> list[str]:
-    """The questions, drawn from 500 documents spread over the corpus (not all of it in memory)."""
-    sample = sample_corpus(args.seed, info.documents, min(info.documents, 500))
+def generate_questions_for(args: argparse.Namespace, info: CorpusInfo, among: Sequence[int] | None = None) -> list[str]:
+    """The questions, drawn from 500 documents spread over the corpus (not all of it in memory),
+    or over the document numbers ``among`` (one tenant's, ``tenants.py``)."""
+    sample = sample_corpus(args.seed, info.documents, min(info.documents, 500), among)
     return generate_questions(sample, args.questions, seed=args.seed)
 
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f} ms"
+
+
+def ingest_cells(ingest: dict[str, Any]) -> list[str]:
+    """An ingest table's cells from ``ingest_sliced``'s figures: chunks, time, chunks/s, per slice, CPU, others."""
+    return [
+        f"{ingest['chunks']:,}",
+        f"{ingest['seconds']:.1f} s",
+        f"{ingest['chunks_per_second']:,.0f}",
+        " / ".join(f"{s['chunks'] / s['seconds']:,.0f}" for s in ingest["slices"]),
+        f"{ingest['load']['client_cpu']:.1f} s",
+        f"{ingest['load']['server_cpu']:.1f} s",
+        f"{ingest['load']['others_busy']:.0%}",
+    ]
 
 
 def report(results: dict[str, Any]) -> None:
@@ -616,13 +637,7 @@ def report(results: dict[str, Any]) -> None:
         rows.append(
             [
                 name,
-                f"{ingest['chunks']:,}",
-                f"{ingest['seconds']:.1f} s",
-                f"{ingest['chunks_per_second']:,.0f}",
-                " / ".join(f"{s['chunks'] / s['seconds']:,.0f}" for s in ingest["slices"]),
-                f"{ingest['load']['client_cpu']:.1f} s",
-                f"{ingest['load']['server_cpu']:.1f} s",
-                f"{ingest['load']['others_busy']:.0%}",
+                *ingest_cells(ingest),
                 "held" if held["held"] else f"BROKEN {held}",
                 f"{reset['seconds']:.2f} s" if reset else "",
             ]
@@ -691,13 +706,26 @@ def report(results: dict[str, Any]) -> None:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", choices=sorted(SIZES), default="20k", help="20k, 100k or 1m chunks")
-    parser.add_argument("--documents", type=int, help="this many documents instead of --size (dev runs)")
-    parser.add_argument("--dimensions", type=int, choices=(256, 384), default=256)
+    add_scale_flags(parser)
     parser.add_argument(
         "--contenders",
         help="comma-separated: ours, floor, neo4j-graphrag (default: ours,floor; and neo4j-graphrag at 100k)",
     )
+    parser.add_argument(
+        "--cold-questions", type=int, default=50, help="questions right after a restart (0: no restart)"
+    )
+    parser.add_argument("--scope-questions", type=int, default=50, help="questions per scope strategy")
+    parser.add_argument("--clean", action="store_true", help="remove the corpus folder (the cache) at the end")
+    args = parser.parse_args(argv)
+    settle_size(args)
+    return args
+
+
+def add_scale_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of the corpus, the server, the warm-up and warm retrieval (shared with ``tenants.py``)."""
+    parser.add_argument("--size", choices=sorted(SIZES), default="20k", help="20k, 100k or 1m chunks")
+    parser.add_argument("--documents", type=int, help="this many documents instead of --size (dev runs)")
+    parser.add_argument("--dimensions", type=int, choices=(256, 384), default=256)
     parser.add_argument("--port", type=int, default=BENCH_PORT)
     parser.add_argument("--home", default=BENCH_HOME)
     parser.add_argument("--heap", help="the local server's heap (default by size, see README)")
@@ -708,14 +736,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--warmup-documents", type=int, default=1000, help="other documents each contender ingests first, untimed"
     )
     parser.add_argument("--questions", type=int, default=200, help="warm questions (per round)")
-    parser.add_argument(
-        "--cold-questions", type=int, default=50, help="questions right after a restart (0: no restart)"
-    )
     parser.add_argument("--rounds", type=int, default=2, help="warm rounds over the questions")
-    parser.add_argument("--scope-questions", type=int, default=50, help="questions per scope strategy")
     parser.add_argument("--index-timeout", type=float, default=3600.0, help="seconds to wait for ONLINE indexes")
-    parser.add_argument("--clean", action="store_true", help="remove the corpus folder (the cache) at the end")
-    args = parser.parse_args(argv)
+
+
+def settle_size(args: argparse.Namespace) -> None:
+    """From ``--size`` or ``--documents``: the run's label, documents, server sizing and corpus folder (in place)."""
     args.label = f"{args.documents}-documents" if args.documents else args.size
     args.documents = args.documents or SIZES[args.size]
     sizing = next(
@@ -725,7 +751,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.sizing = "flags" if args.heap or args.page_cache else f"the {sizing} default"
     args.heap, args.page_cache = args.heap or heap, args.page_cache or page_cache
     args.corpus = RESULTS / f"corpus-s{args.seed}-n{args.documents}"
-    return args
 
 
 def run(argv: list[str] | None = None) -> None:
