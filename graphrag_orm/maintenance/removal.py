@@ -46,22 +46,18 @@ import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from neo4j.exceptions import ClientError, ConstraintError
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import FactUpdatesExceeded, GraphRefused, RemovalConflict
-from graphrag_orm.ingestion.receipts import RunStatus
 from graphrag_orm.layout import validate_identifier
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance
-from graphrag_orm.maintenance.ownership import Ownership, merge_stamps, stamps_from_rows
+from graphrag_orm.maintenance.ownership import Ownership, merge_stamps
 from graphrag_orm.maintenance.removal_statements import (
     NODE_KINDS,
     RemovalStatements,
     RetractionStatements,
-    delete_communities,
-    delete_reports,
 )
 from graphrag_orm.maintenance.retraction import retract_findings
 from graphrag_orm.maintenance.scope import DocumentSize
@@ -366,8 +362,8 @@ class BatchRemover:
         retracted = trimmed = reports = 0
         if not self.tenanted:
             retracted, trimmed, reports = await retract_findings(tx, self.retraction, ids)
-        links = await self._delete_in_rounds(tx, self.statements.link_kinds, survey.expected, ids)
-        nodes = await self._delete_in_rounds(tx, NODE_KINDS, survey.expected, ids)
+        links = await self.delete_in_rounds(tx, self.statements.link_kinds, survey.expected, ids)
+        nodes = await self.delete_in_rounds(tx, NODE_KINDS, survey.expected, ids)
         return BatchResult(
             documents=nodes["documents"],
             sections=nodes["sections"],
@@ -381,7 +377,7 @@ class BatchRemover:
             reports=reports,
         )
 
-    async def _delete_in_rounds(
+    async def delete_in_rounds(
         self, tx: Queries, kinds: Sequence[str], expected: Mapping[str, int], ids: list[str]
     ) -> dict[str, int]:
         """Delete what the survey found of ``kinds``; each round is one statement deleting at most
@@ -402,101 +398,3 @@ class BatchRemover:
                     still.append(kind)
             pending = still
         return done
-
-    async def expired_lease_stamps(self) -> dict[str, dict[str | None, int]]:
-        """Run stamps of every expired lease (a read)."""
-        result = await self.store.read(self.statements.expired_stamps, name="maintenance.leases.expired_stamps")
-        return stamps_from_rows(result)
-
-    async def remove_expired_leases(self) -> int:
-        """Delete every expired lease, ``page_size`` per transaction, each page checked before it is written.
-
-        A lease renewed or taken over while this runs is no longer expired and is
-        kept; an unexpired lease is never touched.
-        """
-        removed = 0
-        while True:
-            page, found = await self.store.write(self._remove_lease_page, attempts=WRITE_ATTEMPTS)
-            removed += page
-            if found < self.page_size:
-                return removed
-
-    async def _remove_lease_page(self, tx: StoreTransaction) -> tuple[int, int]:
-        """One page of expired leases, checked then deleted: (removed, found)."""
-        rows = (
-            await tx.run(self.statements.expired_page, {"page": self.page_size}, name="maintenance.leases.expired")
-        ).records
-        stamps: dict[str | None, int] = {}
-        for row in rows:
-            key = None if row["run"] is None else str(row["run"])
-            stamps[key] = stamps.get(key, 0) + 1
-        await self.ownership.require_owned(tx, {"leases": stamps}, what="expired leases")
-        if not rows:
-            return 0, 0
-        keys = [str(row["key"]) for row in rows]
-        counts = await self._delete_in_rounds(tx, ("leases",), {"leases": len(keys)}, keys)
-        return counts["leases"], len(rows)
-
-    async def finished_runs(self) -> list[str]:
-        """Ids of every run that is not Running (a read)."""
-        result = await self.store.read(
-            self.statements.finished_runs, {"running": RunStatus.RUNNING.value}, name="maintenance.runs.finished"
-        )
-        return [str(run) for run in result.column("run")]
-
-    async def remove_communities(self) -> tuple[int, int]:
-        """Delete every community report, then every community (graphrag_orm.communities), with their links,
-        ``page_size`` per transaction; returns the communities and the reports removed.
-
-        A reset of everything leaves no thing, so no community can stand; a build writes them again.
-        """
-        findings, reports = delete_reports(*self.report_labels)
-        await self._remove_pages(findings)
-        removed_reports = await self._remove_pages(reports)
-        return await self._remove_pages(delete_communities(self.community_label)), removed_reports
-
-    async def _remove_pages(self, statement: str) -> int:
-        """Run a paged delete (``$page`` per transaction, returning ``removed``) until a page is short."""
-        removed = 0
-        while True:
-
-            async def work(tx: StoreTransaction) -> int:
-                found = await tx.run(statement, {"page": self.page_size}, name="maintenance.communities")
-                return int(found.value("removed", 0))
-
-            page = await self.store.write(work, attempts=WRITE_ATTEMPTS)
-            removed += page
-            if page < self.page_size:
-                return removed
-
-    async def remove_runs(self, run_ids: Sequence[str]) -> int:
-        """Delete the ``IngestionRun`` nodes of ``run_ids`` that nothing names any more.
-
-        Kept: a run still Running, a run that a document, section, chunk or lease
-        still names (structural links are written with their nodes and carry the
-        same run id), one the knowledge extension still uses, and a run node with
-        relationships (the toolkit writes none). Deleting a named run would make what
-        names it look foreign. One write transaction per ``page_size`` run ids.
-        """
-        wanted = sorted(set(run_ids))
-        removed = 0
-        for start in range(0, len(wanted), self.page_size):
-            part = wanted[start : start + self.page_size]
-
-            async def work(tx: StoreTransaction, part: list[str] = part) -> int:
-                return await self._remove_free_runs(tx, part)
-
-            removed += await self.store.write(work, attempts=WRITE_ATTEMPTS)
-        return removed
-
-    async def _remove_free_runs(self, tx: Queries, part: list[str]) -> int:
-        found = await tx.run(self.statements.runs_in_use, {"runs": part}, name="maintenance.runs.in_use")
-        in_use = {str(run) for run in found.column("run")}
-        if self.knowledge is not None:
-            in_use |= set(await self.knowledge.run_ids_in_use(tx, part))
-        free = [run for run in part if run not in in_use]
-        if not free:
-            return 0
-        parameters: dict[str, Any] = {"runs": free, "page": self.page_size, "running": RunStatus.RUNNING.value}
-        deleted = await tx.run(self.statements.delete_runs, parameters, name="maintenance.runs.delete")
-        return int(deleted.value("runs", 0))

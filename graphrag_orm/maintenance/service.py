@@ -33,6 +33,7 @@ from graphrag_orm.errors import ConfigurationError, RemovalConflict
 from graphrag_orm.ingestion import IngestionOptions, IngestionReceipt, IngestionService
 from graphrag_orm.ingestion.receipts import RunStatus
 from graphrag_orm.maintenance.health import HealthChecks
+from graphrag_orm.maintenance.housekeeping import Housekeeping
 from graphrag_orm.maintenance.knowledge import KnowledgeMaintenance, ThingsRemoval
 from graphrag_orm.maintenance.options import DEFAULT_TENANT_BATCH_DOCUMENTS, MaintenanceOptions, check_tenant_batch
 from graphrag_orm.maintenance.ownership import Ownership, counted, merge_stamps
@@ -113,6 +114,7 @@ class MaintenanceService:
             page_size=self.options.page_size,
             max_fact_updates=self.options.max_fact_updates,
         )
+        self._housekeeping = Housekeeping(self._remover)
         self._scope = ScopeReader(store, names, self._remover.allowed_types)
         stale_seconds = self.options.stale_run_seconds
         if stale_seconds is None:
@@ -203,13 +205,13 @@ class MaintenanceService:
         totals = RemovalTotals()
         with span(SpanName.REMOVE, scope="orphans") as traced:
             stamps = await self._scope.orphan_stamps()
-            stamps.update(await self._remover.expired_lease_stamps())
+            stamps.update(await self._housekeeping.expired_lease_stamps())
             if self.knowledge is not None:
                 stamps["things and facts"] = merge_stamps({}, await self.knowledge.orphan_run_stamps(self.store.reader))
             await self._ownership.require_owned(self.store.reader, stamps, what="orphans")
             async for page in self._scope.orphan_groups():
                 await self._remove(page, totals)
-            totals.leases += await self._remover.remove_expired_leases()
+            totals.leases += await self._housekeeping.remove_expired_leases()
             if self.knowledge is not None:
                 await self._remove_orphan_things(totals)
             traced.set("removed", totals.sections + totals.chunks + totals.leases + totals.things)
@@ -283,13 +285,13 @@ class MaintenanceService:
                     await self._remover.remove(
                         page, totals, batch_documents=batch_documents, batch_bytes=self.options.batch_bytes
                     )
-            totals.leases += await self._remover.remove_expired_leases()
+            totals.leases += await self._housekeeping.remove_expired_leases()
             while True:  # a run a dead process left Running is failed, then removed like any other
                 runs, more = await self._stale.fail(self.options.page_size)
                 failed += len(runs)
                 if not (more and runs):
                     break
-            totals.runs += await self._remover.remove_runs(await self._remover.finished_runs())
+            totals.runs += await self._housekeeping.remove_runs(await self._housekeeping.finished_runs())
             left = await self.preview_tenant()
             traced.set("documents", totals.documents)
             traced.set("chunks", totals.chunks)
@@ -360,11 +362,11 @@ class MaintenanceService:
             stamps = merge_stamps({}, await self.knowledge.orphan_run_stamps(self.store.reader))
             await self._ownership.require_owned(self.store.reader, {"things and facts": stamps}, what="things")
             await self._remove_orphan_things(totals)
-        totals.runs += await self._remover.remove_runs(await self._remover.finished_runs())
+        totals.runs += await self._housekeeping.remove_runs(await self._housekeeping.finished_runs())
         if self.model.layout.tenanted:
             return  # communities are the knowledge graph's, not a tenant's (docs/tenancy.md)
         # With no thing left, no community stands (graphrag_orm.communities builds them again).
-        communities, reports = await self._remover.remove_communities()
+        communities, reports = await self._housekeeping.remove_communities()
         totals.communities += communities
         totals.reports += reports
 
@@ -391,7 +393,7 @@ class MaintenanceService:
         if scope.run_ids is not None:
             async for page in self._scope.documents_of_runs(scope.run_ids):
                 await self._remove(page, totals)
-            totals.runs += await self._remover.remove_runs(scope.run_ids)
+            totals.runs += await self._housekeeping.remove_runs(scope.run_ids)
         return not_found
 
     async def _check_whole_graph(self) -> None:
