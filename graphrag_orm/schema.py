@@ -359,7 +359,8 @@ class Schema:
         ``vector_filter`` names chunk properties (stored names, e.g. ``documentId``) the vector
         index declares for filtering inside it; a name that is not a plain identifier raises
         ``ConfigurationError("invalid-layout")``. A tenanted layout's vector index declares
-        ``tenant`` first, and its tenant definitions (:func:`_tenant_definitions`) are added.
+        ``tenant`` first, its full-text index covers ``tenant`` after the text, and its tenant
+        definitions (:func:`_tenant_definitions`) are added.
         """
         tenant = (TENANT_PROPERTY,) if layout.tenanted else ()
         filters = _filter_properties((*tenant, *vector_filter))
@@ -383,7 +384,8 @@ class Schema:
             FullTextIndex(
                 name=layout.fulltext_index_name(),
                 labels=(layout.chunk_label,),
-                properties=(layout.chunk_text_property,),
+                # A tenanted index covers the tenant too: the full-text route filters by it inside (docs/tenancy.md).
+                properties=(layout.chunk_text_property, *tenant),
             )
         )
         if ontology is not None:

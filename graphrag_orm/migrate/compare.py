@@ -177,7 +177,8 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
     the right dimensions but not the name retrieval searches (the layout's name for the
     set's index), naming both. The similarity and the filter properties the index declares
     are not compared (``migrations check`` compares them), except that a tenanted layout's index
-    must declare ``tenant`` (``schema-missing`` otherwise). Reads only.
+    must declare ``tenant``, and its full-text index cover ``tenant`` (``schema-missing``
+    otherwise). Reads only.
     """
     expected = Schema.vector_index(layout, embedding_set)
     live = await read_live_schema(store)
@@ -216,6 +217,14 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
             ErrorCode.SCHEMA_MISSING,
             f"the vector index {actual.name} does not declare {TENANT_PROPERTY} as a filter property, which a "
             "tenanted graph searches by; apply the tenancy revision (Chain.load(tenanted=True), docs/tenancy.md)",
+        )
+    text = live.get(layout.fulltext_index_name()) if layout.tenanted else None
+    if layout.tenanted and (text is None or TENANT_PROPERTY not in text.signature[2]):
+        # The full-text route requires the tenant's phrase on the index's tenant field: without it, no hit.
+        raise SchemaMismatch(
+            ErrorCode.SCHEMA_MISSING,
+            f"the full-text index {layout.fulltext_index_name()} does not cover {TENANT_PROPERTY}, which a tenanted "
+            "graph searches by; apply the tenancy revisions (Chain.load(tenanted=True), docs/tenancy.md)",
         )
 
 

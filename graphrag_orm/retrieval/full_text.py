@@ -5,10 +5,12 @@ The question becomes a Lucene disjunction of its words, every syntax character e
 searches nothing. Unscoped, the index's ``route_candidates`` best chunks; inside a
 scope, always over-fetch: about twice the limit inside the scope, filtered on the
 server, with ``FullTextScopeOverFetch`` reported when that came back short. In a
-tenanted graph (docs/tenancy.md) the index cannot filter by tenant, so it is asked for
-:data:`~graphrag_orm.retrieval.routes.DEFAULT_TENANT_OVER_FETCH` times as many (at most
-``MAX_OVER_FETCH``) and the tenant's chunks are kept in the same statement; fewer than
-the limit kept is reported (``FullTextTenantOverFetch``, or the scope's limit).
+tenanted graph (docs/tenancy.md) the index covers the chunk's tenant too, and the query
+requires the tenant's phrase on that field (boosted 0: it filters, it does not score), so
+the index returns the tenant's chunks and the statement checks each exactly. An id
+sharing the tenant's words (``acme`` within ``acme-eu``, or ``Acme``) passes the index's
+clause and is dropped by the exact check: when that leaves fewer than the limit of a
+fetch the index filled, ``FullTextTenantOverFetch`` (or the scope's limit) is reported.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from graphrag_orm.codes import LimitName
 from graphrag_orm.evidence import Route, ScopeStrategy
 from graphrag_orm.retrieval.lucene import to_query
-from graphrag_orm.retrieval.routes import RouteRequest, RouteSearch, over_fetch, tenant_over_fetch
+from graphrag_orm.retrieval.routes import RouteRequest, RouteSearch, over_fetch
 from graphrag_orm.retrieval.statements import RetrievalStatements
 
 __all__ = ["FullTextRoute"]
@@ -46,20 +48,20 @@ class FullTextRoute:
         parameters = {"fullTextIndex": st.fulltext_index, "query": query}
         tenanted = st.names.tenanted
         if scope is None and tenanted:
-            fetch = tenant_over_fetch(k)
             return RouteSearch(
                 Route.FULL_TEXT,
                 "fullText",
                 st.full_text,
-                {**parameters, "fullTextFetch": fetch, "k": k},
-                asked=fetch,
+                {**parameters, "fullTextFetch": k, "k": k},
+                asked=k,
                 k=k,
                 short_limit=LimitName.FULL_TEXT_TENANT_OVER_FETCH,
-                tenant_filtered=True,
+                counts_found=True,
             )
         if scope is None:
             return RouteSearch(Route.FULL_TEXT, "fullText", st.full_text, {**parameters, "fullTextFetch": k}, k=k)
-        fetch = tenant_over_fetch(over_fetch(k, scope)) if tenanted else over_fetch(k, scope)
+        # A tenanted scope's share is of the tenant's chunks, which the index's tenant clause searches.
+        fetch = over_fetch(k, scope)
         return RouteSearch(
             Route.FULL_TEXT,
             "fullText",
@@ -70,5 +72,5 @@ class FullTextRoute:
             k=k,
             total_chunks=scope.total_chunks,
             short_limit=LimitName.FULL_TEXT_SCOPE_OVER_FETCH,
-            tenant_filtered=tenanted,
+            counts_found=tenanted,
         )

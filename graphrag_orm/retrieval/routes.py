@@ -41,7 +41,6 @@ from graphrag_orm.retrieval.scope import ResolvedScope
 from graphrag_orm.values import Limit
 
 __all__ = [
-    "DEFAULT_TENANT_OVER_FETCH",
     "MAX_OVER_FETCH",
     "MAX_STAGE_ITEMS",
     "RESERVED_COLUMNS",
@@ -56,17 +55,15 @@ __all__ = [
     "check_search",
     "check_stage",
     "over_fetch",
-    "tenant_over_fetch",
 ]
 
 MAX_OVER_FETCH = 10_000
-#: A tenanted graph's full-text search asks the index for this many times the candidates it
-#: keeps (at most :data:`MAX_OVER_FETCH`), then keeps the tenant's (docs/tenancy.md).
-DEFAULT_TENANT_OVER_FETCH = 10
 #: Fused items a stage may ask for, at most.
 MAX_STAGE_ITEMS = 256
 #: Names the retrieval's statement uses for itself; no route's column may take one.
-RESERVED_COLUMNS = frozenset({"kept", "hits", "hit", "total", "items", "top", "ranked", "others", "id", "c", "d", "n"})
+RESERVED_COLUMNS = frozenset(
+    {"kept", "hits", "hit", "total", "items", "top", "ranked", "others", "id", "c", "d", "n", "fullTextFound"}
+)
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")
 _COLUMN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,39}$")
 
@@ -117,25 +114,28 @@ class RouteSearch:
     total_chunks: int = 0
     #: Reported when an over-fetch came back short.
     short_limit: LimitName | None = None
-    #: The index's results were filtered by tenant after it (a tenanted graph's full-text search):
-    #: short is reported whenever fewer than ``k`` were kept, since how many other tenants'
-    #: chunks the index returned is not the tenant's to learn.
-    tenant_filtered: bool = False
+    #: The statement also returns ``{column}Found``, how many the index returned before the
+    #: exact filter (a tenanted graph's full-text search, filtered by tenant inside the index and
+    #: exactly after it): short is reported only when the index filled its fetch and fewer than
+    #: ``k`` survived, never because the tenant has fewer matches.
+    counts_found: bool = False
 
-    def outcome(self, hits: Sequence[Mapping[str, Any]]) -> RouteOutcome:
+    def outcome(self, hits: Sequence[Mapping[str, Any]], found: int | None = None) -> RouteOutcome:
         """The route's outcome from its hits (``{id, score}`` maps, in the statement's order)."""
         candidates = tuple(Candidate(hit["id"], float(hit["score"])) for hit in hits)
-        return replace(self.counted(len(candidates)), candidates=candidates)
+        return replace(self.counted(len(candidates), found), candidates=candidates)
 
-    def counted(self, kept: int) -> RouteOutcome:
-        """The route's outcome from the number of candidates it kept."""
+    def counted(self, kept: int, found: int | None = None) -> RouteOutcome:
+        """The route's outcome from the number of candidates it kept (and the index returned)."""
         short = self.subquery is not None and kept < self.k
+        if self.counts_found:
+            short = short and found is not None and found >= self.asked
         if self.strategy is None:
-            if short and self.tenant_filtered and self.short_limit:
+            if short and self.counts_found and self.short_limit:
                 return RouteOutcome(kept, None, (Limit(name=self.short_limit, value=self.asked),))
             return RouteOutcome(kept)
         trace = ScopeRoute(route=self.route, strategy=self.strategy, asked=self.asked, kept=kept)
-        short = short and (self.tenant_filtered or self.asked < self.total_chunks)
+        short = short and (self.counts_found or self.asked < self.total_chunks)
         limit = (Limit(name=self.short_limit, value=self.asked),) if short and self.short_limit else ()
         return RouteOutcome(kept, trace, limit)
 
@@ -232,9 +232,3 @@ def over_fetch(k: int, scope: ResolvedScope) -> int:
     share = scope.chunks / scope.total_chunks if scope.total_chunks else 1.0
     wanted = math.ceil(2 * k / share) if share > 0 else MAX_OVER_FETCH
     return max(k, min(MAX_OVER_FETCH, wanted))
-
-
-def tenant_over_fetch(fetch: int) -> int:
-    """``fetch`` widened for a search filtered by tenant after the index: :data:`DEFAULT_TENANT_OVER_FETCH`
-    times, at most :data:`MAX_OVER_FETCH` (and never less than ``fetch``)."""
-    return max(fetch, min(MAX_OVER_FETCH, fetch * DEFAULT_TENANT_OVER_FETCH))

@@ -63,7 +63,7 @@ from graphrag_orm.retrieval.routes import (
     check_stage,
 )
 from graphrag_orm.retrieval.scope import ResolvedScope, Scope, ScopeResolver
-from graphrag_orm.retrieval.statements import RetrievalStatements
+from graphrag_orm.retrieval.statements import FOUND_SUFFIX, RetrievalStatements
 from graphrag_orm.retrieval.vector import VectorRoute
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import server_version
@@ -230,14 +230,16 @@ class Retriever:
             )
             row = result.single() or {}
             kept = row.get("kept") or {}
-            outcomes = [search.counted(int(kept.get(search.column) or 0)) for search in searches]
+            outcomes = [
+                search.counted(int(kept.get(search.column) or 0), _found_count(kept, search)) for search in searches
+            ]
             outcomes += [read.outcome() for read in reads]
             return _Found(tuple(outcomes), int(row.get("total") or 0), list(row.get("items") or []))
         row = {}
         if any(search.subquery for search in searches):
             result = await self.store.read(self.statements.search(searches), parameters, name="retrieval.search")
             row = result.single() or {}
-        found = [search.outcome(row.get(search.column) or []) for search in searches]
+        found = [search.outcome(row.get(search.column) or [], _found_count(row, search)) for search in searches]
         earlier = {search.route: outcome.candidates for search, outcome in zip(searches, found, strict=True)}
         earlier |= {read.route: read.candidates for read in reads}
         for route in followers:
@@ -421,3 +423,10 @@ def _hits(reads: Sequence[RouteRead]) -> list[dict[str, Any]]:
 def _reserved(reads: Sequence[RouteRead], options: RetrievalOptions) -> list[str]:
     """Chunk ids that keep a place among the winners, at most ``max_items``, first come first kept."""
     return list(dict.fromkeys(chunk for read in reads for chunk in read.reserved))[: options.max_items]
+
+
+def _found_count(row: Mapping[str, Any], search: RouteSearch) -> int | None:
+    """How many the search's index returned before its filter, when it counts them."""
+    if not search.counts_found:
+        return None
+    return int(row.get(f"{search.column}{FOUND_SUFFIX}") or 0)

@@ -76,6 +76,15 @@ METADATA_FIELDS: Mapping[str, tuple[str, str, str]] = {
 }
 
 
+#: The column beside a search's hits holding how many its index returned before the filter.
+FOUND_SUFFIX = "Found"
+
+
+def _found(search: SearchPart) -> tuple[str, ...]:
+    """The search's found column, when it counts one (``counts_found``: a tenanted full-text search)."""
+    return (f"{search.column}{FOUND_SUFFIX}",) if getattr(search, "counts_found", False) else ()
+
+
 def _project(var: str, fields: Mapping[str, str]) -> str:
     """``var {.a, b: var.c}``: each key from its stored property."""
     entries = [f".{stored}" if key == stored else f"{key}: {var}.{stored}" for key, stored in fields.items()]
@@ -192,21 +201,48 @@ class RetrievalStatements:
 
     @functools.cached_property
     def _full_text_search(self) -> str:
-        # The full-text index cannot filter inside: a tenanted graph keeps the tenant's chunks of the fetch.
         return (
             "CALL db.index.fulltext.queryNodes($fullTextIndex, $query, {limit: $fullTextFetch}) YIELD node AS c, score "
-            f"{self.names.tenant_where('c')}"
+        )
+
+    @functools.cached_property
+    def tenant_lucene(self) -> str:
+        """A Cypher expression: ``$query`` on the chunk text field, AND the tenant's phrase on the
+        index's tenant field, boosted 0 so it filters without scoring (a tenanted layout's full-text
+        index covers both, docs/tenancy.md). The tenant id's characters (``[A-Za-z0-9._:@-]``) need
+        no escaping inside a Lucene phrase."""
+        text = self.names.chunk.stored("text")
+        return f"'{text}:(' + $query + ') AND {TENANT_PROPERTY}:\"' + ${TENANT_PARAMETER} + '\"^0'"
+
+    def _tenant_full_text(self, *, filtered: bool) -> str:
+        """The tenanted full-text route: the index filtered by the tenant's phrase, then exactly by
+        ``$tenant`` (and the scope), best ``$k`` kept as ``fullText``; ``fullTextFound`` is how many
+        the index returned, so a fetch filled by ids sharing the tenant's words is told apart from
+        a tenant with fewer matches."""
+        scope = f" AND {in_scope(self.names, 'c')}" if filtered else ""
+        return (
+            f"CALL () {{ CALL db.index.fulltext.queryNodes($fullTextIndex, {self.tenant_lucene}, "
+            "{limit: $fullTextFetch}) YIELD node, score WITH collect({c: node, score: score}) AS found "
+            "CALL (found) { UNWIND found AS row WITH row.c AS c, row.score AS score "
+            f"WHERE c.{TENANT_PROPERTY} = ${TENANT_PARAMETER}{scope} "
+            f"WITH c.{self.names.chunk.key} AS id, score ORDER BY score DESC, id LIMIT $k "
+            "RETURN collect({id: id, score: score}) AS kept } "
+            f"RETURN kept AS fullText, size(found) AS fullText{FOUND_SUFFIX} }} "
         )
 
     @functools.cached_property
     def full_text(self) -> str:
         """The full-text index's ``$fullTextFetch`` best chunks for ``$query``, as ``fullText``; in a
-        tenanted layout, the tenant's among them, best ``$k`` kept."""
-        return self._route(self._full_text_search, "fullText", limited=self.names.tenanted)
+        tenanted layout, the tenant's (filtered inside the index, then exactly), best ``$k`` kept."""
+        if self.names.tenanted:
+            return self._tenant_full_text(filtered=False)
+        return self._route(self._full_text_search, "fullText")
 
     @functools.cached_property
     def full_text_over_fetch(self) -> str:
         """The index's ``$fullTextFetch`` best, filtered to the scope (and the tenant), best ``$k`` kept."""
+        if self.names.tenanted:
+            return self._tenant_full_text(filtered=True)
         return self._route(self._full_text_search, "fullText", filtered=True, limited=True)
 
     def _rendered_once(self, key: tuple[object, ...], render: Callable[[], str]) -> str:
@@ -217,8 +253,11 @@ class RetrievalStatements:
 
     @staticmethod
     def _routes(searches: Sequence[SearchPart]) -> str:
-        """Each search's subquery, or an empty list in its column when it has nothing to search."""
-        return "".join(s.subquery or f"CALL () {{ RETURN [] AS {s.column} }} " for s in searches)
+        """Each search's subquery, or an empty list in its column (and 0 found) when it has nothing to search."""
+        return "".join(
+            s.subquery or f"CALL () {{ RETURN [] AS {s.column}{''.join(f', 0 AS {c}' for c in _found(s))} }} "
+            for s in searches
+        )
 
     def _projection(self, hops: int) -> str:
         """``items``: each of ``top``'s chunk, document, score, ranks and neighbours up to ``hops``."""
@@ -256,7 +295,9 @@ class RetrievalStatements:
         key = ("evidence", tuple((s.route, s.column, s.subquery) for s in searches), hops)
 
         def render() -> str:
-            kept = ", ".join(f"{s.column}: size({s.column})" for s in searches)
+            kept = ", ".join(
+                [f"{s.column}: size({s.column})" for s in searches] + [f"{c}: {c}" for s in searches for c in _found(s)]
+            )
             hits = " + ".join([*(hits_of(s.column, s.route) for s in searches), "$hits"])
             return (
                 f"{self._routes(searches)}WITH {{{kept}}} AS kept, {hits} AS hits "
@@ -269,7 +310,8 @@ class RetrievalStatements:
         """``retrieval.search``: the searches only; one row with each search's hits in its column."""
         key = ("search", tuple((s.route, s.column, s.subquery) for s in searches))
         return self._rendered_once(
-            key, lambda: f"{self._routes(searches)}RETURN {', '.join(s.column for s in searches)}"
+            key,
+            lambda: f"{self._routes(searches)}RETURN {', '.join(c for s in searches for c in (s.column, *_found(s)))}",
         )
 
     def fuse(self, hops: int) -> str:

@@ -270,7 +270,7 @@ async def test_a_scope_filtered_inside_the_vector_index_is_the_tenants(
     # a scope of whole documents is filtered by tenant and document inside the index.
     chain = Chain.load(MIGRATIONS, tenanted=True)
     revision = next_revision(
-        chain, TENANTED, OFFLINE_EMBEDDING_SET, revision="0005_vector_filter", message="-", vector_filter=["documentId"]
+        chain, TENANTED, OFFLINE_EMBEDDING_SET, revision="0006_vector_filter", message="-", vector_filter=["documentId"]
     )
     assert revision is not None
     await Migrator(store, Chain.from_revisions([*chain.revisions, revision])).apply()
@@ -286,11 +286,47 @@ async def test_a_scope_filtered_inside_the_vector_index_is_the_tenants(
     assert_nothing_of("globex", evidence.model_dump_json(), await stored_ids(store, "globex"))
 
 
-async def test_a_short_full_text_search_in_a_tenanted_graph_is_reported(tenants: dict[str, GraphRag]) -> None:
-    facade = tenants["acme"]
-    await facade.ingestion.ingest(sources("acme"))
-    evidence = await facade.retriever.retrieve("vault", ROUTES["full-text"])
+FULL_TEXT_TWO = RetrievalOptions(routes=frozenset({Route.FULL_TEXT}), candidates_per_route=2, max_items=2)
+
+
+async def crowd(tenant: str, neo4j_settings: ConnectionSettings, documents: int = 30) -> None:
+    """``documents`` short documents of ``tenant`` that match "vault" better than acme's handbook."""
+    facade = await rag(tenant).connect(neo4j_settings, neomodel=False)
+    try:
+        await facade.ingestion.ingest(
+            [Sources.text(f"v{i}", f"Vault {i}: the vault, the vault.") for i in range(documents)]
+        )
+    finally:
+        await facade.close()
+
+
+async def test_a_small_tenant_finds_its_own_text_among_many_better_matches_of_another(
+    tenants: dict[str, GraphRag], neo4j_settings: ConnectionSettings
+) -> None:
+    # Fails with a full-text index that cannot filter by tenant: 30 of globex's chunks outrank
+    # acme's one, so the index's best 20 (ten times the 2 candidates) held none of acme's.
+    await crowd("globex", neo4j_settings)
+    await tenants["acme"].ingestion.ingest(sources("acme"))
+    evidence = await tenants["acme"].retriever.retrieve("vault", FULL_TEXT_TWO)
+    assert SECRETS["acme"] in evidence.model_dump_json()
+    assert evidence.limits_reached == ()
+
+
+async def test_a_fetch_filled_by_a_tenant_id_sharing_the_tenants_words_is_reported(
+    tenants: dict[str, GraphRag], neo4j_settings: ConnectionSettings, store: Store
+) -> None:
+    # "acme-eu" is the words acme, eu: it passes the index's clause for "acme", the exact check drops it.
+    await crowd("acme-eu", neo4j_settings)
+    await tenants["acme"].ingestion.ingest(sources("acme"))
+    evidence = await tenants["acme"].retriever.retrieve("vault", FULL_TEXT_TWO)
     assert LimitName.FULL_TEXT_TENANT_OVER_FETCH in {limit.name for limit in evidence.limits_reached}
+    text = evidence.model_dump_json()
+    leaked = [value for value in await stored_ids(store, "acme-eu") if value in text]
+    assert leaked == [] and "Vault 1" not in text
+    # A tenant with fewer matches than its candidates, and no such neighbour, reports nothing.
+    await tenants["globex"].ingestion.ingest(sources("globex"))
+    alone = await tenants["globex"].retriever.retrieve("vault", ROUTES["full-text"])
+    assert alone.items and alone.limits_reached == ()
 
 
 async def test_answers_of_one_tenant_cite_nothing_of_the_other(tenants: dict[str, GraphRag], store: Store) -> None:
@@ -367,3 +403,18 @@ async def test_a_tenanted_graph_needs_the_vector_index_filtering_by_tenant(
     with pytest.raises(SchemaMismatch) as refused:
         await rag("acme").connect(neo4j_settings, neomodel=False)
     assert refused.value.code == ErrorCode.SCHEMA_MISSING
+
+
+async def test_a_tenanted_graph_needs_the_full_text_index_covering_the_tenant(
+    tenanted_graph: None, neo4j_settings: ConnectionSettings, store: Store
+) -> None:
+    # The chain up to 0004 only: the text index covers the text alone, so the route's tenant
+    # clause would match nothing; the facade refuses before any retrieval.
+    chain = Chain.load(MIGRATIONS, tenanted=True)
+    assert chain.head == "0005_tenant_full_text"
+    await Migrator(store, chain).downgrade("0004_tenancy")
+    with pytest.raises(SchemaMismatch) as refused:
+        await rag("acme").connect(neo4j_settings, neomodel=False)
+    assert refused.value.code == ErrorCode.SCHEMA_MISSING and "full-text index" in str(refused.value)
+    await Migrator(store, chain).apply()
+    await (await rag("acme").connect(neo4j_settings, neomodel=False)).close()

@@ -3,6 +3,7 @@ does not (issue 31, item 1; docs/tenancy.md)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,9 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.migrate import Chain, next_revision
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval.fusion import fuse_clause
-from graphrag_orm.retrieval.routes import MAX_OVER_FETCH, RouteSearch, tenant_over_fetch
+from graphrag_orm.retrieval.routes import RouteSearch
 from graphrag_orm.retrieval.statements import RetrievalStatements
-from graphrag_orm.schema import CompositeUniqueConstraint, RangeIndex, Schema, VectorIndex
+from graphrag_orm.schema import CompositeUniqueConstraint, FullTextIndex, RangeIndex, Schema, VectorIndex
 from graphrag_orm.sources import Sources, document_id
 from graphrag_orm.store import Store
 
@@ -79,9 +80,9 @@ def test_a_tenanted_layouts_writes_stamp_and_match_the_tenant() -> None:
     assert "MERGE (n:Document {id: row.id, tenant: $tenant})" in write
     assert "l.tenant = $tenant" in rendered["LeaseStatements.insert"]
     assert rendered["RunStatements.start"].endswith("SET n = row, n.tenant = $tenant")
-    # The vector index filters inside itself; the full-text index is filtered after it, in the statement.
+    # Both indexes filter inside themselves; the full-text route checks each hit exactly after it.
     assert "FOR $vector WHERE c.tenant = $tenant LIMIT $vectorFetch" in rendered["RetrievalStatements.vector"]
-    assert "YIELD node AS c, score WHERE c.tenant = $tenant" in rendered["RetrievalStatements.full_text"]
+    assert "WHERE c.tenant = $tenant" in rendered["RetrievalStatements.full_text"]
     assert "LIMIT $k" in rendered["RetrievalStatements.full_text"]
     # A shared vote follows NEXT_CHUNK from the tenant's chunk to the tenant's chunk only.
     assert "(h:Chunk {id: hit.id, tenant: $tenant})" in rendered["fuse_clause"]
@@ -98,7 +99,11 @@ def test_the_untenanted_schema_is_the_toolkits_chain_unchanged() -> None:
 
 def test_the_reviewed_tenancy_revision_is_what_a_tenanted_layout_declares() -> None:
     chain = Chain.load(MIGRATIONS, tenanted=True)
-    assert [r.revision for r in chain.revisions][-2:] == ["0003_community_reports", "0004_tenancy"]
+    assert [r.revision for r in chain.revisions][-3:] == [
+        "0003_community_reports",
+        "0004_tenancy",
+        "0005_tenant_full_text",
+    ]
     assert next_revision(chain, TENANTED, OFFLINE_EMBEDDING_SET, revision="x", message="m") is None
     head = chain.definitions_at()
     vector = next(d for d in head.values() if isinstance(d, VectorIndex))
@@ -108,6 +113,9 @@ def test_the_reviewed_tenancy_revision_is_what_a_tenanted_layout_declares() -> N
     assert unique.create_cypher().endswith("FOR (n:Document) REQUIRE (n.tenant, n.sourceUri) IS UNIQUE")
     indexed = sorted(d.label for d in head.values() if isinstance(d, RangeIndex) and d.properties == ("tenant",))
     assert indexed == ["Chunk", "Document", "GraphRagLease", "IngestionRun", "Section"]
+    text = next(d for d in head.values() if isinstance(d, FullTextIndex))
+    assert text.properties == ("text", "tenant")
+    assert "ON EACH [n.text, n.tenant]" in text.create_cypher()
 
 
 def test_a_tenants_document_id_is_qualified_by_the_tenant() -> None:
@@ -119,22 +127,43 @@ def test_a_tenants_document_id_is_qualified_by_the_tenant() -> None:
     assert acme.source_uri == globex.source_uri == source.source_uri
 
 
-def test_a_tenanted_full_text_search_over_fetches_within_the_bound_and_reports_a_short_one() -> None:
-    assert tenant_over_fetch(5) == 50
-    assert tenant_over_fetch(5_000) == MAX_OVER_FETCH
+def test_a_tenanted_full_text_search_reports_short_only_when_the_index_filled_its_fetch() -> None:
     search = RouteSearch(
         Route.FULL_TEXT,
         "fullText",
-        "CALL () { RETURN [] AS fullText } ",
-        asked=50,
+        "CALL () { RETURN [] AS fullText, 0 AS fullTextFound } ",
+        asked=5,
         k=5,
         short_limit=LimitName.FULL_TEXT_TENANT_OVER_FETCH,
-        tenant_filtered=True,
+        counts_found=True,
     )
-    assert [limit.name for limit in search.counted(3).limits] == [LimitName.FULL_TEXT_TENANT_OVER_FETCH]
-    assert search.counted(5).limits == ()
+    # The index returned 5 (its fetch), 2 were another tenant's whose id shares this one's words.
+    assert [limit.name for limit in search.counted(3, 5).limits] == [LimitName.FULL_TEXT_TENANT_OVER_FETCH]
+    # The tenant has 3 matching chunks: nothing was cut, nothing to report.
+    assert search.counted(3, 3).limits == ()
+    assert search.counted(5, 5).limits == ()
     untenanted = RouteSearch(Route.FULL_TEXT, "fullText", "CALL () { RETURN [] AS fullText } ", k=5)
     assert untenanted.counted(3).limits == ()
+
+
+def test_the_tenanted_full_text_statement_filters_inside_the_index_then_exactly() -> None:
+    statements = RetrievalStatements.of(for_layout(TENANTED), "vi", "ft", "cosine")
+    text = statements.full_text
+    assert "'text:(' + $query + ') AND tenant:\"' + $tenant + '\"^0'" in text
+    assert "WHERE c.tenant = $tenant" in text and "size(found) AS fullTextFound" in text
+    evidence = statements.evidence([_Part(Route.FULL_TEXT, "fullText", text, True)], 0)
+    assert "fullTextFound: fullTextFound" in evidence
+    untenanted = RetrievalStatements.of(for_layout(Layout.DEFAULT), "vi", "ft", "cosine").full_text
+    assert "$tenant" not in untenanted and "Found" not in untenanted
+    assert "queryNodes($fullTextIndex, $query," in untenanted
+
+
+@dataclass(frozen=True)
+class _Part:
+    route: str
+    column: str
+    subquery: str | None
+    counts_found: bool = False
 
 
 @pytest.mark.parametrize("tenancy", [None, "required"])
