@@ -18,6 +18,7 @@ Run from the repository root with the project's venv; ``benchmarks/`` is put on
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import random
@@ -191,10 +192,20 @@ class BenchServer:
     benchmark started it.
     """
 
-    def __init__(self, *, port: int = BENCH_PORT, home: str = BENCH_HOME, uri: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        port: int = BENCH_PORT,
+        home: str = BENCH_HOME,
+        uri: str | None = None,
+        heap: str | None = None,
+        transaction_max: str | None = None,
+    ) -> None:
         self.local: LocalDbSettings | None = None
         self.started = False
         self.port, self.home = port, home
+        #: The local server's heap and per-transaction memory bound (None: the local server's defaults).
+        self.heap, self.transaction_max = heap, transaction_max
         self.uri = uri if uri is not None else os.environ.get("NEO4J_URI")
         self.settings = ConnectionSettings.from_env()
 
@@ -207,6 +218,12 @@ class BenchServer:
             )
             return self
         self.local = LocalDbSettings.from_env(home_name=self.home, port=self.port)
+        if self.heap is not None:
+            self.local = dataclasses.replace(self.local, heap=self.heap)
+        if self.transaction_max is not None:
+            bound = (("db.memory.transaction.max", self.transaction_max),)
+            total = (("dbms.memory.transaction.total.max", self.transaction_max),)
+            self.local = dataclasses.replace(self.local, extra_config=(*bound, *total))
         began = time.monotonic()
         result = start(self.local)
         self.started = not result.message.startswith("already")

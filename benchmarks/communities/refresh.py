@@ -4,6 +4,11 @@ Usage::
 
     .venv/bin/python benchmarks/communities/refresh.py                # 100,000 things (2,500 documents)
     .venv/bin/python benchmarks/communities/refresh.py --things 4000  # a quick look
+    .venv/bin/python -m benchmarks.communities.refresh --heap 6g --transaction-max 4g  # a larger server
+
+``--heap`` and ``--transaction-max`` start the benchmark's own server with that heap and that
+bound on one transaction's memory (and on all of them together); by default the local
+server's (1 GiB, 450 MiB).
 
 The knowledge graph is written the way users write it: synthetic documents ingested by the
 toolkit with a hand-written extraction reply (:class:`~graphrag_orm.chat.ScriptedChat`, no
@@ -27,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import resource
 import time
 from pathlib import Path
@@ -96,10 +102,12 @@ async def count(store: Store, cypher: str) -> int:
     return int((await store.read(cypher, name="bench.count")).records[0]["n"])
 
 
-async def run(things: int, change: float) -> dict[str, Any]:
+async def run(
+    things: int, change: float, heap: str | None = None, transaction_max: str | None = None
+) -> dict[str, Any]:
     documents = max(things // GROUP, 2)
     steps: dict[str, Any] = {}
-    with BenchServer(port=7745, home="home-communities") as server:
+    with BenchServer(port=7745, home="home-communities", heap=heap, transaction_max=transaction_max) as server:
         rag = GraphRag(
             embedding_set=OFFLINE_EMBEDDING_SET,
             embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
@@ -193,14 +201,19 @@ async def run(things: int, change: float) -> dict[str, Any]:
             print(f"refresh: {refreshed.reports_kept} kept, {again.reports} written again", flush=True)
         finally:
             await rag.close()
-    return {"machine": machine_description(), "graph": graph, "steps": steps}
+    server_memory_bounds = {"heap": heap or "1g", "transaction_max": transaction_max or "450m"}
+    return {"machine": machine_description(), "server": server_memory_bounds, "graph": graph, "steps": steps}
 
 
 def report(result: dict[str, Any]) -> None:
     graph, steps = result["graph"], result["steps"]
     print(
         f"\n{graph['things']:,} things, {graph['facts']:,} facts, {graph['documents']:,} documents "
-        f"(ingested in {steps['ingest']['seconds']:.0f} s)\n"
+        f"(ingested in {steps['ingest']['seconds']:.0f} s)"
+    )
+    bounds = result.get("server") or {}
+    print(
+        f"server: heap {bounds.get('heap', '1g')}, transaction memory at most {bounds.get('transaction_max', '450m')}\n"
     )
     build, reports, refresh, rewrite = steps["build"], steps["reports"], steps["refresh"], steps["rewrite"]
     print_table(
@@ -252,8 +265,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--things", type=int, default=100_000)
     parser.add_argument("--change", type=float, default=0.01, help="share of the documents removed (default 1%%)")
+    parser.add_argument("--heap", default=None, help="the local server's heap, e.g. 6g (default 1g)")
+    parser.add_argument(
+        "--transaction-max", default=None, help="its bound on a transaction's memory, e.g. 4g (default 450m)"
+    )
     args = parser.parse_args(argv)
-    result = asyncio.run(run(args.things, args.change))
+    for given in (args.heap, args.transaction_max):
+        if given is not None and not re.fullmatch(r"[1-9][0-9]*[mg]", given):
+            parser.error(f"{given!r} is not a size such as 512m or 4g")
+    result = asyncio.run(run(args.things, args.change, args.heap, args.transaction_max))
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"refresh-{args.things}.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     report(result)

@@ -16,8 +16,8 @@ corpus (``corpus.py``) and its pieces (``run.py``):
 Each run first ingests ``--warmup-documents`` other documents its own way, untimed, and
 empties the database again (``run.py``'s warm-up). Reported: chunks/s per run and per
 slice, tenanted / untenanted ingestion (goal at least 0.9), hybrid p50/p95/p99, the
-ratio of the p95s (goal at most 1.5), the items returned and the limits reached (the
-tenanted full-text route over-fetches, ``FullTextTenantOverFetch``), the machine's load.
+ratio of the p95s (goal at most 1.5), the items returned and the limits reached
+(``FullTextTenantOverFetch``: the tenanted full-text route came back short), the machine's load.
 
     .venv/bin/python benchmarks/scale/tenants.py --size 100k --tenants 100
     .venv/bin/python benchmarks/scale/tenants.py --documents 200 --tenants 20 --questions 20   # a quick look

@@ -148,8 +148,11 @@ def _print_version(value: bool) -> None:
 #: They run without a tenant in a tenanted graph (the schema is the graph's, not a tenant's).
 ADMINISTRATIVE_COMMANDS = frozenset({"neo4j", "migrations", "models"})
 #: Commands a tenanted graph refuses whatever the tenant (``tenant-refused``): they cannot be
-#: fenced to one tenant yet (re-embedding is graph-wide; Text2Cypher runs a model's Cypher).
-UNFENCED_COMMANDS = frozenset({"reembed", "graph"})
+#: fenced to one tenant (Text2Cypher runs a model's Cypher).
+UNFENCED_COMMANDS = frozenset({"graph"})
+#: Groups whose subcommands decide for themselves whether they need a tenant (``reembed``:
+#: each tenant's plan needs one, ``reembed status`` reads across tenants and takes none).
+SPLIT_COMMANDS = frozenset({"reembed"})
 
 
 @app.callback()
@@ -196,7 +199,8 @@ def _bind_tenant(value: str | None, command: str | None) -> None:
         from graphrag_orm.cli._common import fail
 
         fail(error.message, error.code)
-    if tenanted and tenant is None and command is not None and command not in ADMINISTRATIVE_COMMANDS:
+    exempt = ADMINISTRATIVE_COMMANDS | SPLIT_COMMANDS
+    if tenanted and tenant is None and command is not None and command not in exempt:
         from graphrag_orm.cli._common import fail
 
         fail(

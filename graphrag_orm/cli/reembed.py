@@ -11,10 +11,16 @@ refused with ``model-setting-missing`` (name it in the environment). The layout 
 the staging property of the last one). ``plan`` and ``cleanup`` can write their steps
 as a revision of the application's chain (``--dir`` and ``--revision``) for
 ``graphrag-orm migrations apply``. A refusal is one line with its code, exit code 1.
+
+In a tenanted graph (GRAPHRAG_TENANCY=required) ``plan``, ``backfill``, ``complete`` and
+``cleanup`` are the tenant's (``--tenant``; its chunks only), and ``status`` (no tenant) is
+the operator's read of every tenant's progress, which says when the cut-over may go ahead.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
@@ -23,7 +29,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from graphrag_orm.cli._common import console, fail, print_json, run, with_database
-from graphrag_orm.cli.migrations import LAYOUTS
+from graphrag_orm.cli.migrations import LAYOUTS, _tenanted, _with_tenancy
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import Embedder, EmbeddingSet, HashingEmbedder, Similarity
 from graphrag_orm.embeddings.local import LOCAL_MODELS
@@ -44,10 +50,12 @@ from graphrag_orm.reembedding import (
     ReembeddingPreview,
 )
 from graphrag_orm.reembedding.options import MAX_BACKFILL_PAGE, MAX_PAGE
+from graphrag_orm.reembedding.tenants import DEFAULT_LISTED_TENANTS, MAX_LISTED_TENANTS, progress_by_tenant
 from graphrag_orm.schema import MigrationStep
 from graphrag_orm.store import Store
+from graphrag_orm.tenancy import TENANT_ENV, Tenant
 
-__all__ = ["app", "backfill", "cleanup", "complete", "plan"]
+__all__ = ["app", "backfill", "cleanup", "complete", "plan", "status"]
 
 T = TypeVar("T")
 
@@ -55,6 +63,31 @@ app = typer.Typer(
     help="Re-embedding as a reviewed plan: a staged index, a resumable backfill, a cut-over, a cleanup.",
     no_args_is_help=True,
 )
+
+#: The subcommand that reads across tenants (administrative): it takes no tenant.
+ACROSS_TENANTS = "status"
+
+
+@app.callback()
+def _tenant_of_the_plan(context: typer.Context) -> None:
+    """In a tenanted graph each tenant re-embeds its own chunks: every subcommand but ``status``
+    needs --tenant (``tenant-required`` before anything is opened); ``status`` reads across
+    tenants and is refused with one (``tenant-refused``)."""
+    if "--help" in sys.argv[1:] or not _tenanted():
+        return
+    bound = os.environ.get(TENANT_ENV)
+    if context.invoked_subcommand == ACROSS_TENANTS and bound:
+        fail(
+            "reembed status reads every tenant's progress (an operator's read): run it without --tenant",
+            ErrorCode.TENANT_REFUSED,
+        )
+    if context.invoked_subcommand != ACROSS_TENANTS and not bound:
+        fail(
+            "this graph is tenanted (GRAPHRAG_TENANCY=required): each tenant re-embeds its own chunks, "
+            "name it with --tenant; `reembed status` shows every tenant's progress",
+            ErrorCode.TENANT_REQUIRED,
+        )
+
 
 FromModel = typer.Option(None, "--from-model", help="The set the graph holds now (default GRAPHRAG_EMBEDDING_MODEL).")
 FromDimensions = typer.Option(None, "--from-dimensions", help="Its dimensions (default GRAPHRAG_EMBEDDING_DIMENSIONS).")
@@ -95,7 +128,7 @@ class _Sets:
             raise typer.BadParameter(f"layout must be one of {sorted(LAYOUTS)}")
         self.from_set = embedding_set_from_env(from_model, from_dimensions, from_similarity)
         self.to_set = embedding_set_from_env(to_model, to_dimensions, to_similarity, environ={})
-        chosen = LAYOUTS[layout]
+        chosen = _with_tenancy(LAYOUTS[layout], _tenanted())
         self.layout = chosen.replace(chunk_embedding_property=live) if live else chosen
         self.staging = staging
         self.vector_index = vector_index
@@ -110,14 +143,23 @@ def _with_plan(sets: _Sets, action: Callable[[ReembeddingPlan], Awaitable[T]]) -
     """Check the plan's names (a refusal before connecting), then run ``action`` on a connected store."""
 
     async def work() -> T:
-        sets.plan(Store())  # planning reads nothing: bad names are refused before connecting
+        sets.plan(_bound(Store()))  # planning reads nothing: bad names are refused before connecting
 
         async def on(store: Store) -> T:
-            return await action(sets.plan(store))
+            return await action(sets.plan(_bound(store)))
 
         return await with_database(on)
 
     return run(work())
+
+
+def _bound(store: Store) -> Store:
+    """``store``, or in a tenanted graph the same driver bound to the command's tenant (--tenant)."""
+    if not _tenanted():
+        return store
+    tenant = Tenant(os.environ[TENANT_ENV])  # the group's callback required it
+    driver = store.driver if store.connected else None
+    return Store(driver, database=store.database, tenanted=True, tenant=tenant)
 
 
 def _guard(build: Callable[[], T]) -> T:
@@ -281,7 +323,12 @@ def backfill(
         f"{receipt.seconds:.1f} s); {receipt.chunks_left} still to do"
         + (f"; limits reached: {limits}" if limits else "")
     )
-    if receipt.chunks_left == 0:
+    if receipt.chunks_left == 0 and _tenanted():
+        console.print(
+            f"tenant {os.environ[TENANT_ENV]} is backfilled; cut over once `graphrag-orm reembed status` "
+            "(without --tenant) shows every tenant backfilled, then `reembed complete` for each tenant"
+        )
+    elif receipt.chunks_left == 0:
         console.print("next: cut over to the new layout and set, then `graphrag-orm reembed complete`")
 
 
@@ -381,3 +428,64 @@ def cleanup(
         for step in steps:
             console.print(step.cypher() + ";", markup=False, soft_wrap=True)
     _write_steps(directory, revision, steps, f"re-embedding: drop the index of {sets.from_set.id}")
+
+
+@app.command()
+def status(
+    to_model: str = ToModel,
+    to_dimensions: int | None = ToDimensions,
+    to_similarity: Similarity = ToSimilarity,
+    staging_property: str = StagingOption,
+    embedding_property: str | None = LiveOption,
+    layout: str = LayoutOption,
+    limit: int = typer.Option(
+        DEFAULT_LISTED_TENANTS, "--limit", min=1, max=MAX_LISTED_TENANTS, help="Tenants listed (all are counted)."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """A tenanted graph: every tenant's progress towards the new set, and whether the cut-over may go ahead.
+
+    Reads across tenants (the operator's read; counts only), so it takes no --tenant. Exit
+    code 0 when every chunk is backfilled, 2 when some tenant still has chunks to do.
+    """
+    if not _tenanted():
+        fail(
+            "reembed status is of a tenanted graph (GRAPHRAG_TENANCY=required); here `reembed plan` shows the progress",
+            ErrorCode.INVALID_OPTION,
+        )
+    to_set = _guard(lambda: embedding_set_from_env(to_model, to_dimensions, to_similarity, environ={}))
+    chosen = _with_tenancy(LAYOUTS[layout], True) if layout in LAYOUTS else None
+    if chosen is None:
+        raise typer.BadParameter(f"layout must be one of {sorted(LAYOUTS)}")
+    if embedding_property:
+        chosen = chosen.replace(chunk_embedding_property=embedding_property)
+    progress = run(
+        with_database(lambda store: progress_by_tenant(store, chosen, to_set, staging_property, limit=limit))
+    )
+    if as_json:
+        print_json(progress.to_json())
+    else:
+        console.print(f"re-embedding to {progress.to_set_id}, on {staging_property}:", markup=False)
+        for entry in progress.shown:
+            console.print(
+                f"  {entry.tenant}: {_n(entry.chunks, 'chunk')}, {entry.to_do} to do, {entry.backfilled} backfilled, "
+                f"{entry.completed} completed, {entry.old_vectors} with an old vector",
+                markup=False,
+                soft_wrap=True,
+            )
+        if progress.limits_reached:
+            console.print(f"  ... {progress.tenants - len(progress.shown)} more tenants (--limit); all are counted")
+        console.print(
+            f"{_n(progress.tenants, 'tenant')}, {progress.waiting} with chunks to do, {_n(progress.to_do, 'chunk')} to do"
+            + (f"; {_n(progress.untenanted, 'chunk')} without a tenant" if progress.untenanted else "")
+        )
+        if progress.ready:
+            console.print(
+                "every chunk is backfilled: cut over, then `graphrag-orm --tenant T reembed complete` per tenant"
+            )
+        else:
+            console.print(
+                "do not cut over yet: `graphrag-orm --tenant T reembed backfill` for each tenant with chunks to do"
+            )
+    if not progress.ready:
+        raise typer.Exit(2)

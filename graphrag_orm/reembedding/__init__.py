@@ -12,6 +12,10 @@ application cuts over by deploying the layout whose embedding property is that o
     await plan.complete()                  # embeddingSetId of every chunk becomes the new set's
     await plan.cleanup(); plan.cleanup_steps()  # old vectors removed; the old index dropped
 
+In a tenanted graph each tenant runs the plan on its own store, and the operator's
+:func:`progress_by_tenant` (an administrative read) says when every tenant is backfilled,
+so the cut-over leaves no chunk behind (docs/tenancy.md).
+
 See :mod:`graphrag_orm.reembedding.plan` for each stage's contract and docs/reembedding.md.
 """
 
@@ -32,6 +36,7 @@ from graphrag_orm.reembedding.receipts import (
 
 if TYPE_CHECKING:
     from graphrag_orm.reembedding.service import DEFAULT_STAGING_PROPERTY, Reembedding
+    from graphrag_orm.reembedding.tenants import TenantProgress, TenantsProgress, progress_by_tenant
 
 __all__ = [
     "DEFAULT_STAGING_PROPERTY",
@@ -46,10 +51,19 @@ __all__ = [
     "ReembeddingPlan",
     "ReembeddingPreview",
     "ReembeddingStage",
+    "TenantProgress",
+    "TenantsProgress",
+    "progress_by_tenant",
 ]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
-    {"DEFAULT_STAGING_PROPERTY": "graphrag_orm.reembedding.service", "Reembedding": "graphrag_orm.reembedding.service"},
+    {
+        "DEFAULT_STAGING_PROPERTY": "graphrag_orm.reembedding.service",
+        "Reembedding": "graphrag_orm.reembedding.service",
+        **dict.fromkeys(
+            ("TenantProgress", "TenantsProgress", "progress_by_tenant"), "graphrag_orm.reembedding.tenants"
+        ),
+    },
     __all__,
 )

@@ -21,7 +21,18 @@ from dataclasses import dataclass
 from graphrag_orm.reembedding.names import STAGED_SET_PROPERTY
 from graphrag_orm.store import StoredNames
 
-__all__ = ["ReembeddingStatements"]
+__all__ = ["ReembeddingStatements", "chunk_conditions"]
+
+
+def chunk_conditions(names: StoredNames, staging: str) -> tuple[str, str, str]:
+    """Conditions on a chunk ``c`` (``$to``: the new set's id): its staging vector is from the new
+    set, it is completed, it is still to do."""
+    set_id, marker = names.chunk.stored("embedding_set_id"), STAGED_SET_PROPERTY
+    return (
+        f"c.{staging} IS NOT NULL AND coalesce(c.{marker}, c.{set_id}, '') = $to",
+        f"coalesce(c.{staging} IS NOT NULL AND c.{marker} IS NULL AND c.{set_id} = $to, false)",
+        f"(c.{staging} IS NULL OR coalesce(c.{marker}, c.{set_id}, '') <> $to)",
+    )
 
 
 @dataclass(frozen=True)
@@ -49,9 +60,7 @@ class ReembeddingStatements:
         chunk = names.chunk
         label, key, text, set_id = chunk.label, chunk.key, chunk.stored("text"), chunk.stored("embedding_set_id")
         marker = STAGED_SET_PROPERTY
-        from_new = f"c.{staging} IS NOT NULL AND coalesce(c.{marker}, c.{set_id}, '') = $to"
-        completed = f"coalesce(c.{staging} IS NOT NULL AND c.{marker} IS NULL AND c.{set_id} = $to, false)"
-        to_do = f"(c.{staging} IS NULL OR coalesce(c.{marker}, c.{set_id}, '') <> $to)"
+        from_new, completed, to_do = chunk_conditions(names, staging)
         t = names.tenant_and("c")
         return cls(
             progress=(

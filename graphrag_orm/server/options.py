@@ -46,10 +46,12 @@ class ServerOptions(Options):
       application's response.
     - ``tenant_for``: called with each request (sync or async) before any work, after the
       router's dependencies; the request's services are a view of the graph bound to the
-      tenant it returns (``GraphRag.for_tenant``), built for that request alone. ``None``
-      (or no ``tenant_for``) leaves the graph's own tenant; in a tenanted graph without
-      one, a request that reads the graph is refused (403 ``tenant-required``) before any
-      statement. A value that is no tenant id is 403 ``invalid-tenant``. Whatever it
+      tenant it returns (``GraphRag.for_tenant``), built for that request alone. No
+      ``tenant_for`` leaves the graph's own tenant (a server of one tenant). In a tenanted
+      graph, ``None`` from ``tenant_for`` (the application found no tenant for the caller),
+      or no ``tenant_for`` and no tenant of the graph's own, refuses a request that reads
+      the graph (403 ``tenant-required``) before any statement: never the served graph's
+      own tenant instead. A value that is no tenant id is 403 ``invalid-tenant``. Whatever it
       raises is the application's response. See docs/tenancy.md.
     - ``retrieval``: the base retrieval options (the retriever's own when ``None``); their
       ``max_question_chars`` bounds a question, a query and each turn's question here, as

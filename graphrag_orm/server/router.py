@@ -127,7 +127,9 @@ def graphrag_router(rag: GraphRag, options: ServerOptions | None = None) -> APIR
             if inspect.isawaitable(chosen):
                 chosen = await chosen
         if chosen is None:
-            if tenanted and rag.tenant is None:
+            # Fail closed: an application that decides each request's tenant and found none for
+            # this one never gets the served graph's own tenant instead.
+            if tenanted and (rag.tenant is None or options.tenant_for is not None):
                 return problem(
                     ProblemCode.TENANT_REQUIRED, "this graph is tenanted and the request has no tenant", status=403
                 )

@@ -74,7 +74,7 @@ def test_a_value_that_is_no_tenant_is_one_coded_line(how: str) -> None:
 
 
 def test_commands_a_tenanted_graph_cannot_fence_are_refused_whatever_the_tenant() -> None:
-    refused = cli("--tenant", "acme", "reembed", "plan", env={TENANCY_ENV: "required"})
+    refused = cli("--tenant", "acme", "graph", "ask", "Who borrows most?", env={TENANCY_ENV: "required"})
     assert refused.returncode == 1
     assert refused.stderr.strip().endswith("(tenant-refused)") and len(refused.stderr.strip().splitlines()) == 1
 

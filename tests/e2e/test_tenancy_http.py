@@ -102,14 +102,20 @@ def bad_tenant(request: Request) -> str:
     return "acme' OR 1=1"
 
 
-@pytest.mark.parametrize("tenant_for", [None, no_tenant, bad_tenant], ids=["no-tenant-for", "none", "invalid"])
+@pytest.mark.parametrize(
+    ("tenant_for", "own"),
+    [(None, None), (no_tenant, None), (no_tenant, "globex"), (bad_tenant, None)],
+    ids=["no-tenant-for", "none", "none-beside-a-tenant-of-its-own", "invalid"],
+)
 async def test_a_tenanted_graph_refuses_a_request_without_a_tenant_before_any_statement(
-    corpus: None, monkeypatch: pytest.MonkeyPatch, tenant_for: Any
+    corpus: None, monkeypatch: pytest.MonkeyPatch, tenant_for: Any, own: str | None
 ) -> None:
+    # A served graph bound to a tenant of its own is not that tenant's when tenant_for found
+    # none for the caller (fails closed: before, it fell back to globex).
     sent = sent_tenants(monkeypatch)
     statements: list[StatementEvent] = []
     expected = "invalid-tenant" if tenant_for is bad_tenant else "tenant-required"
-    with served(tenanted_rag(), ServerOptions(tenant_for=tenant_for), statements) as url:
+    with served(tenanted_rag(own), ServerOptions(tenant_for=tenant_for), statements) as url:
         async with client(url) as http:
             answers = [await send(http, method, path, body) for method, path, body in ENDPOINTS]
     for response in answers:

@@ -9,6 +9,7 @@ when it is killed midway and run again.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -18,6 +19,9 @@ from pathlib import Path
 import pytest
 
 from graphrag_orm import GraphRag, Sources
+from graphrag_orm.embeddings import EmbeddingSet
+from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.reembedding import Reembedding
 from graphrag_orm.store import Store
 from graphrag_orm.tenancy import TENANCY_ENV, TENANT_ENV
 from tests.integration.test_tenancy_maintenance import (
@@ -29,6 +33,7 @@ from tests.integration.test_tenancy_maintenance import (
     stored_ids,
     tenants,  # noqa: F401 (the fixture)
 )
+from tests.support.tenancy import TENANTED
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "graphrag-orm")
@@ -179,3 +184,61 @@ async def test_remove_tenant_killed_midway_leaves_whole_documents_and_a_second_r
     assert f"removed {len(left)} documents" in out
     assert await held(store, "acme") == 0
     assert await everything_but(store, "acme") == before
+
+
+TO_SET = ("--to-model", "graphrag-orm/hashing-v1", "--to-dimensions", "96")
+
+
+async def test_each_tenant_reembeds_its_own_and_status_says_when_to_cut_over(
+    tenants: dict[str, GraphRag],  # noqa: F811 (the fixture)
+    store: Store,
+) -> None:
+    for name, facade in tenants.items():
+        await facade.ingestion.ingest(sources(name, extra=1))
+    to_set = EmbeddingSet(model="graphrag-orm/hashing-v1", dimensions=96)
+    for step in Reembedding(tenants["acme"].store).plan(TENANTED, OFFLINE_EMBEDDING_SET, to_set).prepare_steps():
+        await store.execute(step.cypher())  # the application's reviewed revision, applied directly
+    await store.execute("CALL db.awaitIndexes(300)")
+    counts = {name: await held_chunks(store, name) for name in tenants}
+
+    # The plan's subcommands are a tenant's; status is the operator's, across tenants.
+    code, _, err = await cli("reembed", "backfill", *TO_SET)
+    assert code == 1 and err.strip().endswith("(tenant-required)")
+    code, _, err = await cli("--tenant", "acme", "reembed", "status", *TO_SET)
+    assert code == 1 and err.strip().endswith("(tenant-refused)")
+    code, out, _ = await cli("reembed", "status", *TO_SET)
+    assert code == 2, out
+    for name, chunks in counts.items():
+        assert f"  {name}: {chunks} chunks, {chunks} to do, 0 backfilled" in out
+    assert f"3 tenants, 3 with chunks to do, {sum(counts.values())} chunks to do" in out
+    assert "do not cut over yet" in out
+
+    others = await everything_but(store, "acme")
+    code, out, _ = await cli("--tenant", "acme", "reembed", "backfill", *TO_SET)
+    assert code == 0, out
+    assert f"backfilled {counts['acme']} chunks" in out and "tenant acme is backfilled" in out
+    assert await everything_but(store, "acme") == others  # no other tenant's chunk was read or written
+    code, out, _ = await cli("reembed", "status", *TO_SET, "--limit", "1", "--json")
+    assert code == 2
+    progress = json.loads(out)
+    assert [entry["tenant"] for entry in progress["shown"]] == ["acme"]
+    assert progress["shown"][0]["toDo"] == 0 and progress["shown"][0]["backfilled"] == counts["acme"]
+    assert (progress["tenants"], progress["waiting"]) == (3, 2)
+    assert [limit["name"] for limit in progress["limitsReached"]] == ["MaxListed"]
+
+    for name in ("globex", "initech"):
+        code, out, _ = await cli("--tenant", name, "reembed", "backfill", *TO_SET)
+        assert code == 0, out
+    code, out, _ = await cli("reembed", "status", *TO_SET)
+    assert code == 0 and "3 tenants, 0 with chunks to do, 0 chunks to do" in out
+    assert "every chunk is backfilled: cut over" in out
+
+    # A chunk without a tenant (written before the graph was tenanted) is no tenant's to backfill.
+    await store.execute("CREATE (:Chunk {id: 'stray', text: 'written before tenancy'})")
+    code, out, _ = await cli("reembed", "status", *TO_SET)
+    assert code == 2 and "1 chunk without a tenant" in out and "do not cut over yet" in out
+
+
+async def held_chunks(store: Store, tenant: str) -> int:
+    result = await store.read("MATCH (c:Chunk {tenant: $t}) RETURN count(c) AS n", {"t": tenant})
+    return int(result.value("n"))

@@ -223,3 +223,16 @@ def test_the_local_server_config_bounds_transaction_memory_below_its_heap(tmp_pa
 
     per_transaction, total = size(conf["db.memory.transaction.max"]), size(conf["dbms.memory.transaction.total.max"])
     assert settings.heap == "1g" and per_transaction <= total < size(settings.heap)
+
+
+def test_an_extra_setting_replaces_the_base_line_of_its_key(tmp_path: Path) -> None:
+    settings = LocalDbSettings(
+        tools_dir=tmp_path,
+        home=tmp_path / "home",
+        port=7999,
+        heap="4g",
+        extra_config=(("db.memory.transaction.max", "3g"), ("db.logs.query.enabled", "OFF")),
+    )
+    conf = (write_config(settings) / "neo4j.conf").read_text().splitlines()
+    assert [line for line in conf if line.startswith("db.memory.transaction.max=")] == ["db.memory.transaction.max=3g"]
+    assert "db.logs.query.enabled=OFF" in conf and "dbms.memory.transaction.total.max=640m" in conf

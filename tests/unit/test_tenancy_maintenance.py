@@ -25,6 +25,7 @@ from graphrag_orm.models import for_layout
 from graphrag_orm.ontologies import generic
 from graphrag_orm.reembedding import Reembedding
 from graphrag_orm.reembedding.statements import ReembeddingStatements
+from graphrag_orm.reembedding.tenants import MAX_LISTED_TENANTS, progress_by_tenant
 from graphrag_orm.store import Store
 from graphrag_orm.tenancy import Tenant
 
@@ -138,6 +139,25 @@ def test_a_reembedding_plan_whose_layout_and_store_disagree_is_refused() -> None
     assert required.value.code == ErrorCode.TENANT_REQUIRED
     plan = Reembedding(BOUND).plan(TENANTED, OFFLINE_EMBEDDING_SET, to_set)
     assert "WITH [n.tenant]" in plan.new_index.create_cypher()  # the new index filters by tenant too
+
+
+async def test_progress_across_tenants_is_refused_on_a_tenants_store_and_outside_its_bounds() -> None:
+    to_set = EmbeddingSet(model="other", dimensions=8)
+    # Each is refused before a statement goes out: none of these stores has a driver.
+    for store in (BOUND, Store(tenanted=True)):
+        with pytest.raises(TenantError) as refused:
+            await progress_by_tenant(store, TENANTED, to_set)
+        assert refused.value.code == ErrorCode.TENANT_REFUSED
+    with pytest.raises(ConfigurationError) as untenanted:
+        await progress_by_tenant(Store(), Layout.DEFAULT, to_set)
+    assert untenanted.value.code == ErrorCode.INVALID_OPTION
+    for limit in (0, MAX_LISTED_TENANTS + 1):
+        with pytest.raises(ConfigurationError) as bounded:
+            await progress_by_tenant(Store(), TENANTED, to_set, limit=limit)
+        assert bounded.value.code == ErrorCode.INVALID_OPTION
+    with pytest.raises(ConfigurationError) as named:
+        await progress_by_tenant(Store(), TENANTED, to_set, "embedding Next")
+    assert named.value.code == ErrorCode.INVALID_LAYOUT
 
 
 @pytest.mark.parametrize("store", [BOUND, Store()], ids=["tenanted store", "tenanted layout"])
