@@ -31,33 +31,27 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import logging
-import math
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from neo4j.exceptions import DriverError, Neo4jError
 
-from graphrag_orm.chunking import Chunker, ChunkPlan, EmbedderTokenCounter, plan_ids
-from graphrag_orm.codes import DocumentErrorCode, ErrorCode, LimitName
-from graphrag_orm.embeddings import Embedder, EmbeddingSet, validate_vectors
+from graphrag_orm.chunking import Chunker, EmbedderTokenCounter
+from graphrag_orm.codes import ErrorCode, LimitName
+from graphrag_orm.embeddings import Embedder, EmbeddingSet
 from graphrag_orm.embeddings.base import token_count_function
-from graphrag_orm.embeddings.validation import validate_usage
-from graphrag_orm.errors import ConfigurationError, DocumentFailure, GraphRagError
-from graphrag_orm.extraction.grounding import DocumentKnowledge, ExtractionChunk
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.extraction.service import Extractor
-from graphrag_orm.extraction.summary import ExtractionSummary
 from graphrag_orm.extraction.writer import KnowledgeWriter
 from graphrag_orm.ingestion.chunked import (
     ChunkedDocument,
     check_fingerprint,
-    document_fingerprint,
     plan_fingerprint,
 )
-from graphrag_orm.ingestion.leases import LeaseKeeper, Leases, settle
+from graphrag_orm.ingestion.document_work import DocumentWork, RunSettings
+from graphrag_orm.ingestion.leases import Leases
 from graphrag_orm.ingestion.options import IngestionOptions
 from graphrag_orm.ingestion.planning import DocumentPlanner
 from graphrag_orm.ingestion.preview import Previewer
@@ -71,9 +65,9 @@ from graphrag_orm.ingestion.receipts import (
 from graphrag_orm.ingestion.runs import HEARTBEAT_MAX_SECONDS, RunCounters, RunRecords
 from graphrag_orm.ingestion.scheduling import DocumentJob, schedule
 from graphrag_orm.ingestion.statements import DocumentStatements
-from graphrag_orm.ingestion.states import DocumentStates, compare
-from graphrag_orm.ingestion.writer import DocumentWriter, PreparedDocument
-from graphrag_orm.loaders import LoadedDocument, LoaderRegistry
+from graphrag_orm.ingestion.states import DocumentStates
+from graphrag_orm.ingestion.writer import DocumentWriter
+from graphrag_orm.loaders import LoaderRegistry
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.placement import PlacementCounts
 from graphrag_orm.retry import RetryPolicy
@@ -87,8 +81,6 @@ from graphrag_orm.values import Limit
 __all__ = ["HEARTBEAT_MAX_SECONDS", "IngestionService", "settings_fingerprint"]
 
 _Item = TypeVar("_Item")
-_KNOWN_CODES = frozenset(code.value for code in DocumentErrorCode)
-_log = logging.getLogger(__name__)
 
 
 def settings_fingerprint(chunker: Chunker | str, embedding_set: EmbeddingSet, *extra: str) -> str:
@@ -97,15 +89,6 @@ def settings_fingerprint(chunker: Chunker | str, embedding_set: EmbeddingSet, *e
     chunks = chunker if isinstance(chunker, str) else chunker.fingerprint
     body = json.dumps({"chunker": chunks, "embedding": embedding_set.id, "extra": list(extra)})
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class _Settings:
-    """What one call stores: its settings fingerprint and, for chunked documents, the plan's."""
-
-    fingerprint: str
-    #: None: the service's own chunker plans the chunks.
-    plan_fingerprint: str | None = None
 
 
 class IngestionService:
@@ -137,7 +120,6 @@ class IngestionService:
         self.store = store
         self.model = model
         self.embedding_set = embedding_set
-        self.embedder = embedder
         self.options = options or IngestionOptions()
         self.planner = DocumentPlanner(chunker or Chunker(), embedder, embedding_set, self.options)
         self.chunker = self.planner.chunker
@@ -157,6 +139,18 @@ class IngestionService:
         self.runs = RunRecords(store, model, self.options.lease_duration_seconds)
         self.leases = Leases(store, model, self.options.lease_duration_seconds, then=documents.state_under_lease)
         self.writer = DocumentWriter(store, model, self.leases, knowledge, attempts=self.options.write_attempts)
+        #: One document's work inside a run (load, compare, plan, lease, embed and extract, write).
+        self.documents = DocumentWork(
+            loaders=self.loaders,
+            planner=self.planner,
+            leases=self.leases,
+            writer=self.writer,
+            embedder=embedder,
+            embedding_set=embedding_set,
+            retry=self.retry,
+            options=self.options,
+            extractor=extractor,
+        )
         extra = (extractor.fingerprint,) if extractor is not None else ()
         self.fingerprint = settings_fingerprint(self.chunker, embedding_set, *extra)
         self._previewer = Previewer(
@@ -177,7 +171,7 @@ class IngestionService:
         """
         chosen, limits = self._bounded(sources)
         return await self._run(
-            [DocumentJob(source) for source in chosen], limits, progress, _Settings(self.fingerprint)
+            [DocumentJob(source) for source in chosen], limits, progress, RunSettings(self.fingerprint)
         )
 
     async def ingest_chunked(
@@ -212,7 +206,7 @@ class IngestionService:
         chosen, limits = self._bounded(documents, chunked=True)
         jobs = [DocumentJob(document.source, document.chunks) for document in chosen]
         extra = (self.extractor.fingerprint,) if self.extractor is not None else ()
-        settings = _Settings(settings_fingerprint(fingerprint, self.embedding_set, *extra), fingerprint)
+        settings = RunSettings(settings_fingerprint(fingerprint, self.embedding_set, *extra), fingerprint)
         return await self._run(jobs, limits, progress, settings)
 
     async def _run(
@@ -220,7 +214,7 @@ class IngestionService:
         jobs: list[DocumentJob],
         limits: list[Limit],
         progress: Callable[[DocumentOutcome], None] | None,
-        settings: _Settings,
+        settings: RunSettings,
     ) -> IngestionReceipt:
         run_id = f"run-{uuid.uuid4().hex}"
         began = time.monotonic()
@@ -245,7 +239,7 @@ class IngestionService:
 
                 async def work(job: DocumentJob, stored: Mapping[str, Any] | None, held: bool) -> DocumentOutcome:
                     try:
-                        return await self._ingest_document(job, run_id, lanes, counters, stored, settings, held=held)
+                        return await self.documents.ingest(job, run_id, lanes, counters, stored, settings, held=held)
                     except asyncio.CancelledError:
                         # A cancel landing while a written document let go of its lease: it is still reported.
                         committed = counters.committed.get(job.source.document_id)
@@ -332,165 +326,6 @@ class IngestionService:
             return item.in_tenant(tenant.value)  # type: ignore[return-value]
         return item
 
-    async def _ingest_document(
-        self,
-        job: DocumentJob,
-        run_id: str,
-        lanes: asyncio.Semaphore,
-        counters: RunCounters,
-        stored: Mapping[str, Any] | None,
-        settings: _Settings,
-        *,
-        held: bool = False,
-    ) -> DocumentOutcome:
-        source = job.source
-        document_id = source.document_id
-        with span(SpanName.DOCUMENT, run_id=run_id, document_id=document_id) as traced:
-            try:
-                if held:  # another run held it when its window was read: tried again after the pass
-                    raise DocumentFailure(DocumentErrorCode.LEASE_HELD, "another run holds this document's lease")
-                loaded = await self.loaders.load(source)
-                # Read for the whole run up front; checked again under the lease below.
-                # A chunked document's fingerprint also covers its chunks (see chunked.document_fingerprint).
-                fingerprint = (
-                    settings.fingerprint
-                    if job.chunks is None
-                    else document_fingerprint(settings.fingerprint, job.chunks)
-                )
-                if compare(stored, source, loaded, fingerprint) == "unchanged":
-                    traced.set("status", DocumentStatus.UNCHANGED.value)
-                    return DocumentOutcome(
-                        document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
-                    )
-                placed: PlacementCounts | None = None
-                if job.chunks is None or settings.plan_fingerprint is None:
-                    plan = self.planner.plan(loaded, counters)
-                else:
-                    plan, placed = await self.planner.place(job.chunks, loaded, counters, settings.plan_fingerprint)
-                async with self.leases.held(document_id, run_id) as keeper:
-                    outcome = await keeper.guard(
-                        self._work(source, loaded, plan, run_id, lanes, counters, keeper, fingerprint)
-                    )
-                if placed is not None and outcome.status == DocumentStatus.INGESTED:
-                    outcome = outcome.model_copy(update={"placement": placed})
-                traced.set("status", outcome.status.value)
-                traced.set("chunks", outcome.chunks)
-                return outcome
-            except GraphRagError as error:
-                code = error.code if error.code in _KNOWN_CODES else DocumentErrorCode.WRITE_FAILED.value
-                traced.fail(code)
-                return DocumentOutcome(
-                    document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.FAILED, error_code=code
-                )
-            except (Neo4jError, DriverError, OSError, RuntimeError, ValueError) as error:
-                # The database went away or refused the write; the transaction rolled back.
-                # Logged by type and server code only: messages can quote document data.
-                _log.warning("document write failed: %s %s", type(error).__name__, getattr(error, "code", "") or "")
-                traced.fail(DocumentErrorCode.WRITE_FAILED.value)
-                return DocumentOutcome(
-                    document_id=document_id,
-                    source_uri=source.source_uri,
-                    status=DocumentStatus.FAILED,
-                    error_code=DocumentErrorCode.WRITE_FAILED.value,
-                )
-
-    async def _work(
-        self,
-        source: Source,
-        loaded: LoadedDocument,
-        plan: ChunkPlan,
-        run_id: str,
-        lanes: asyncio.Semaphore,
-        counters: RunCounters,
-        keeper: LeaseKeeper,
-        fingerprint: str,
-    ) -> DocumentOutcome:
-        document_id = source.document_id
-        # Checked again under the lease (read when it was taken): another worker may have
-        # just written it.
-        state = compare(keeper.read, source, loaded, fingerprint)
-        if state == "unchanged":
-            return DocumentOutcome(
-                document_id=document_id, source_uri=source.source_uri, status=DocumentStatus.UNCHANGED
-            )
-        texts = plan.texts(loaded.utf8)
-        ids = plan_ids(plan, document_id, loaded.content_hash)
-        over_window = await self.planner.over_window(texts)
-        knowledge: DocumentKnowledge | None = None
-        summary: ExtractionSummary | None = None
-        if self.extractor is None:
-            vectors = await self._embed(texts, lanes, counters, run_id, document_id)
-        else:
-            chunk_texts = [
-                ExtractionChunk(chunk_id=identity, document_id=document_id, text=text, start_byte=c.start_byte)
-                for c, text, identity in zip(plan.chunks, texts, ids.chunks, strict=True)
-            ]
-            # Embedding and extraction are both model calls: they share the lanes.
-            vectors, (knowledge, summary) = await asyncio.gather(
-                self._embed(texts, lanes, counters, run_id, document_id),
-                self.extractor.extract(chunk_texts, lanes, counters.retries, run_id=run_id),
-            )
-        prepared = PreparedDocument(
-            source=source,
-            loaded=loaded,
-            plan=plan,
-            vectors=vectors,
-            embedding_set_id=self.embedding_set.id,
-            settings_fingerprint=fingerprint,
-            knowledge=knowledge,
-            existed=state != "absent",
-            ids=ids,
-        )
-        with span(SpanName.WRITE, run_id=run_id, document_id=document_id, chunks=len(plan.chunks)):
-            write = asyncio.ensure_future(self.writer.write(prepared, run_id))
-            try:
-                chunks, cancelled = await asyncio.shield(write), False
-            except asyncio.CancelledError:
-                # Cancelled mid-write: the transaction ends first (as a release does), so the
-                # run knows whether this document was stored.
-                chunks, cancelled = (await settle(write))[0], True
-        if summary is not None:
-            # Counted once written, so a failed write and its rerun are not counted twice.
-            counters.extraction = counters.extraction + summary
-        outcome = DocumentOutcome(
-            document_id=document_id,
-            source_uri=source.source_uri,
-            status=DocumentStatus.INGESTED,
-            chunks=chunks,
-            embedding_calls=math.ceil(len(texts) / self.options.embedding_batch_size),
-            chunks_over_window=over_window,
-        )
-        counters.committed[document_id] = outcome
-        if cancelled:
-            raise asyncio.CancelledError
-        return outcome
-
-    async def _embed(
-        self, texts: Sequence[str], lanes: asyncio.Semaphore, counters: RunCounters, run_id: str, document_id: str
-    ) -> list[list[float]]:
-        size = self.options.embedding_batch_size
-        batches = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
-
-        async def one(batch: list[str]) -> list[list[float]]:
-            async with lanes:
-                with span(SpanName.EMBED, run_id=run_id, document_id=document_id, texts=len(batch)) as traced:
-                    result = await self.retry.run(
-                        lambda: self.embedder.embed(batch),
-                        code=DocumentErrorCode.EMBEDDING_FAILED.value,
-                        tally=counters.retries,
-                    )
-                    counters.embedding_calls += 1
-                    tokens = validate_usage(getattr(result, "input_tokens", None))
-                    if tokens is None:
-                        counters.tokens_reported = False
-                    else:
-                        counters.input_tokens += tokens
-                        traced.set("input_tokens", tokens)
-                    return validate_vectors(result, len(batch), self.embedding_set)
-
-        results = await asyncio.gather(*(one(batch) for batch in batches))
-        return [vector for batch in results for vector in batch]
-
     async def preview(self, sources: Iterable[Source]) -> IngestionPreview:
         """What ``ingest`` would do: load, check unchanged (a read), chunk, count calls and tokens.
 
@@ -503,6 +338,15 @@ class IngestionService:
         if counter is None and token_count_function(self.embedder) is not None:
             counter = EmbedderTokenCounter(self.embedder)
         return await self._previewer.preview(chosen, limits, counter)
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder each document's chunks go to (set it to swap the embedder of later calls)."""
+        return self.documents.embedder
+
+    @embedder.setter
+    def embedder(self, embedder: Embedder) -> None:
+        self.documents.embedder = embedder
 
     @property
     def chunk_bound(self) -> int:
