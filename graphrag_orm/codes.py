@@ -105,6 +105,8 @@ class HealthFinding(StrEnum):
     STALE_COMMUNITIES = "stale-communities"
     #: Community reports a removal took findings from (retracted or trimmed) since they were written.
     RETRACTED_FINDINGS = "retracted-findings"
+    #: Staged or retired nodes of a community build that is running now or was killed (graphrag_orm.communities.staging).
+    COMMUNITY_BUILD_LEFTOVERS = "community-build-leftovers"
     READBACK_MISMATCH = "readback-mismatch"
     EXPIRED_LEASES = "expired-leases"
     STALE_RUNS = "stale-runs"

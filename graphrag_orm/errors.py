@@ -60,6 +60,7 @@ __all__ = [
     "AdoptionError",
     "CallBudgetExceeded",
     "ChunkNotPlaced",
+    "CommunityBuildSuperseded",
     "ConfigurationError",
     "DatabaseUnavailable",
     "DocumentFailure",
@@ -264,6 +265,11 @@ class FactUpdatesExceeded(GraphRagError):
 class RemovalConflict(GraphRagError):
     """A removal batch kept meeting a concurrent writer (an ingest of new versions of its
     documents) and was rolled back each time (``concurrent-write``); nothing of it was removed."""
+
+
+class CommunityBuildSuperseded(GraphRagError):
+    """A build's staged communities were removed by a build started after it (``concurrent-write``):
+    its switch changed nothing, and the later build's communities are the ones kept."""
 
 
 class ScriptMissing(GraphRagError):

@@ -141,6 +141,7 @@ async def run(
                 "communities": built.communities,
                 "per_level": list(built.per_level),
                 "facts_read": built.facts_read,
+                "transactions": built.transactions,
                 "limits": [limit.name.value for limit in built.limits_reached],
                 "peak_mb": peak_mb(),
                 "server": await server_memory(rag.store),

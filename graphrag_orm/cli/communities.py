@@ -102,6 +102,13 @@ def _service(ontology_name: str | None, options: CommunityOptions | None = None)
     return rag, CommunityService(rag.store, ontology, options, model=rag.model)
 
 
+TransactionRowsOption = typer.Option(
+    20_000,
+    "--transaction-rows",
+    help="Rows (communities, parent links, memberships) written per transaction (1 to 1,000,000).",
+)
+
+
 @app.command("build")
 def build(
     ontology: str | None = OntologyOption,
@@ -109,6 +116,7 @@ def build(
     max_community_size: int = typer.Option(50, "--max-size", help="A larger community is split (2 to 10,000)."),
     max_facts: int = typer.Option(100_000, "--max-facts", help="Facts read (1 to 1,000,000)."),
     seed: int = typer.Option(42, "--seed", help="The detection's seed: the same graph and seed, the same result."),
+    transaction_rows: int = TransactionRowsOption,
     reports: Writer = typer.Option(Writer.EXTRACTIVE, "--reports", help="Who writes the communities' reports."),
     max_reports: int = MaxReportsOption,
     max_output_tokens: int = MaxOutputOption,
@@ -117,7 +125,11 @@ def build(
     """Detect the communities of the stored facts, replace the stored communities with them, write their reports."""
     try:
         options = CommunityOptions(
-            max_levels=max_levels, max_community_size=max_community_size, max_facts=max_facts, seed=seed
+            max_levels=max_levels,
+            max_community_size=max_community_size,
+            max_facts=max_facts,
+            seed=seed,
+            transaction_rows=transaction_rows,
         )
     except GraphRagError as error:
         fail(error.message, error.code)
@@ -145,7 +157,8 @@ def build(
     levels = ", ".join(f"level {level}: {count:,}" for level, count in enumerate(built.per_level)) or "none"
     console.print(
         f"{built.communities:,} communities ({levels}) over {built.things:,} things and "
-        f"{built.facts_read:,} facts in {built.seconds:.2f} s; {built.removed:,} replaced"
+        f"{built.facts_read:,} facts in {built.seconds:.2f} s ({built.transactions:,} transactions); "
+        f"{built.removed:,} replaced"
     )
     for limit in built.limits_reached:
         console.print(f"[yellow]limit reached[/] {limit.name} ({limit.value:,})")
@@ -160,6 +173,7 @@ def refresh(
     max_community_size: int = typer.Option(50, "--max-size", help="A larger community is split (2 to 10,000)."),
     max_facts: int = typer.Option(100_000, "--max-facts", help="Facts read (1 to 1,000,000)."),
     seed: int = typer.Option(42, "--seed", help="The detection's seed: the same graph and seed, the same result."),
+    transaction_rows: int = TransactionRowsOption,
     reports: Writer = typer.Option(Writer.EXTRACTIVE, "--reports", help="Who writes the reports whose inputs changed."),
     max_reports: int = MaxReportsOption,
     max_output_tokens: int = MaxOutputOption,
@@ -168,7 +182,11 @@ def refresh(
     """Detect again, keep every report whose inputs did not change, write only the others."""
     try:
         options = CommunityOptions(
-            max_levels=max_levels, max_community_size=max_community_size, max_facts=max_facts, seed=seed
+            max_levels=max_levels,
+            max_community_size=max_community_size,
+            max_facts=max_facts,
+            seed=seed,
+            transaction_rows=transaction_rows,
         )
     except GraphRagError as error:
         fail(error.message, error.code)

@@ -23,6 +23,12 @@ class CommunityOptions(Options):
     max_facts: int = Field(100_000, ge=1, le=1_000_000, description="facts read of the graph: CommunityFacts")
     seed: int = Field(42, ge=0, le=2_147_483_647)
     resolution: float = Field(1.0, ge=0.01, le=100.0, description="higher gives more, smaller communities")
+    transaction_rows: int = Field(
+        20_000,
+        ge=1,
+        le=1_000_000,
+        description="rows (communities, parent links, memberships) a build writes per transaction",
+    )
 
 
 class ReportOptions(Options):

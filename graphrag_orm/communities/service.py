@@ -1,12 +1,15 @@
-"""Communities over the knowledge graph: read the facts, detect, write the result in one transaction.
+"""Communities over the knowledge graph: read the facts, detect, write the result behind one switch.
 
 A build detects over the whole graph; a refresh only where the graph changed
 (:mod:`graphrag_orm.communities.local`).
 
 Detection runs in Python (:mod:`graphrag_orm.communities.detection`); the store reads the
-facts (one statement, at most ``max_facts``) and the build writes every community, its
-members and its parents in one write transaction of a few batched UNWIND statements, after
-removing the previous build's, so a reader sees the old communities or the new, never half.
+facts (one statement, at most ``max_facts``). A whole build stages every community, its
+members and its parents in transactions of at most ``transaction_rows`` rows, then switches
+the stored communities for them in one small transaction and deletes the old ones in pages
+(:mod:`graphrag_orm.communities.staging`), so a reader sees the old communities or the new,
+never half, and no transaction grows with the graph. A local refresh, bounded by what
+changed, writes in one transaction.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeVar
 
 from graphrag_orm.codes import LimitName
 from graphrag_orm.communities.detection import DetectedCommunity, GraphFact, detect, fingerprint
 from graphrag_orm.communities.local import StoredCommunity, local_options, plan_refresh
 from graphrag_orm.communities.options import CommunityOptions
+from graphrag_orm.communities.staging import StagedBuild
 from graphrag_orm.communities.statements import CommunityStatements
 from graphrag_orm.communities.values import (
     CommunitiesBuilt,
@@ -54,7 +58,10 @@ MAX_STALE_SAMPLE = 5
 MAX_COMMUNITY_WRITE_ROWS = 5_000
 
 
-def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+T = TypeVar("T")
+
+
+def _batches(rows: list[T]) -> list[list[T]]:
     return [rows[i : i + MAX_COMMUNITY_WRITE_ROWS] for i in range(0, len(rows), MAX_COMMUNITY_WRITE_ROWS)]
 
 
@@ -139,6 +146,7 @@ class CommunityService:
             keep_reports=True,
             kept=kept,
             replaced=sorted(plan.replaced),
+            transaction_rows=options.transaction_rows,
         )
 
     async def _build(
@@ -162,6 +170,7 @@ class CommunityService:
             keep_reports=keep_reports,
             kept=[],
             replaced=None,
+            transaction_rows=options.transaction_rows,
         )
 
     async def _write(
@@ -175,8 +184,10 @@ class CommunityService:
         keep_reports: bool,
         kept: Sequence[StoredCommunity],
         replaced: Sequence[str] | None,
+        transaction_rows: int,
     ) -> CommunitiesBuilt:
-        """Write ``communities`` in one transaction, removing every stored one (``replaced`` None) or those."""
+        """Write ``communities`` in place of every stored one (``replaced`` None: staged, switched, retired)
+        or in place of those (one transaction)."""
         build_id = f"communities-{uuid.uuid4().hex[:16]}"
         rows = [
             {"id": c.id, "level": c.level, "size": len(c.members), "facts": c.facts, "fingerprint": c.fingerprint}
@@ -190,51 +201,43 @@ class CommunityService:
         st = self.statements
 
         keys = sorted([f"{c.id}|{c.fingerprint}" for c in communities] + [f"{c.id}|{c.fingerprint}" for c in kept])
+        if replaced is None:
+            staged = StagedBuild(self.store, st, build_id, transaction_rows)
+            await staged.stage(rows, parents, members)
+            removed, relinked, dropped = await staged.switch(len(rows), keys if keep_reports else None)
+            await staged.retire()
+            transactions = staged.transactions
+        else:
 
-        async def work(tx: StoreTransaction) -> tuple[int, int, int]:
-            dropped = 0
-            if keep_reports:
+            async def local(tx: StoreTransaction) -> tuple[int, int, int]:
                 # Only the reports whose inputs changed go; the others are linked again below.
                 found = await tx.run(st.outdated_reports, {"keys": keys}, name="communities.refresh.outdated")
                 outdated = [str(report) for report in found.column("id")]
                 findings, reports = st.drop_reports
-                for start in range(0, len(outdated), MAX_COMMUNITY_WRITE_ROWS):
-                    ids = outdated[start : start + MAX_COMMUNITY_WRITE_ROWS]
+                dropped = removed = 0
+                for ids in _batches(outdated):
                     await tx.run(findings, {"ids": ids}, name="communities.refresh.drop")
-                    dropped += int(
-                        (await tx.run(reports, {"ids": ids}, name="communities.refresh.drop")).value("removed", 0)
-                    )
-            else:
-                # The previous build's reports describe communities this build replaces.
-                for clear in st.clear_reports:
-                    await tx.run(clear, name="communities.clear")
-            removed = 0
-            if replaced is None:
-                removed = int((await tx.run(st.clear, name="communities.clear")).value("removed", 0))
-            else:
-                for start in range(0, len(replaced), MAX_COMMUNITY_WRITE_ROWS):
-                    ids = list(replaced[start : start + MAX_COMMUNITY_WRITE_ROWS])
-                    removed += int(
-                        (await tx.run(st.remove, {"ids": ids}, name="communities.refresh.remove")).value("removed", 0)
-                    )
-            for batch in _batches(rows):
-                await tx.run(st.create, {"rows": batch, "build": build_id}, name="communities.create")
-            for batch in _batches(parents):
-                await tx.run(st.parents, {"rows": batch}, name="communities.parents")
-            for label in sorted(members):
-                for batch in _batches(members[label]):
-                    await tx.run(st.members(label), {"rows": batch, "build": build_id}, name="communities.members")
-            relinked = 0
-            if keep_reports:
+                    found = await tx.run(reports, {"ids": ids}, name="communities.refresh.drop")
+                    dropped += int(found.value("removed", 0))
+                for ids in _batches(list(replaced)):
+                    found = await tx.run(st.remove, {"ids": ids}, name="communities.refresh.remove")
+                    removed += int(found.value("removed", 0))
+                for created in _batches(rows):
+                    await tx.run(st.create, {"rows": created, "build": build_id}, name="communities.create")
+                for linked in _batches(parents):
+                    await tx.run(st.parents, {"rows": linked}, name="communities.parents")
+                for label in sorted(members):
+                    for placed in _batches(members[label]):
+                        await tx.run(st.members(label), {"rows": placed, "build": build_id}, name="communities.members")
                 relinked = int((await tx.run(st.relink_reports, name="communities.refresh.relink")).value("kept", 0))
-            for start in range(0, len(kept), MAX_COMMUNITY_WRITE_ROWS):
-                # A kept community's report never left it; those relinked are the re-detected ones'.
-                ids = [c.id for c in kept[start : start + MAX_COMMUNITY_WRITE_ROWS]]
-                found = await tx.run(st.reports_of, {"ids": ids}, name="communities.refresh.kept")
-                relinked += int(found.value("reports", 0))
-            return removed, relinked, dropped
+                for ids in _batches([c.id for c in kept]):
+                    # A kept community's report never left it; those relinked are the re-detected ones'.
+                    found = await tx.run(st.reports_of, {"ids": ids}, name="communities.refresh.kept")
+                    relinked += int(found.value("reports", 0))
+                return removed, relinked, dropped
 
-        removed, relinked, dropped = await self.store.write(work)
+            removed, relinked, dropped = await self.store.write(local)
+            transactions = 1
         levels_of = [c.level for c in communities] + [c.level for c in kept]
         levels = max(levels_of, default=-1) + 1
         return CommunitiesBuilt(
@@ -249,6 +252,7 @@ class CommunityService:
             communities_added=len(communities),
             reports_kept=relinked,
             reports_removed=dropped,
+            transactions=transactions,
             seconds=round(time.perf_counter() - began, 3),
             limits_reached=tuple(limits),
         )

@@ -21,7 +21,7 @@ class CommunityStatements:
     facts: str | None
     labels: tuple[str, ...]
     community: str
-    #: The reports' labels (finding, report): a build removes the previous build's reports with its communities.
+    #: The reports' labels (finding, report): a build retires the previous build's reports with its communities.
     reports: tuple[str, str]
     #: The ontology's fact types, joined for a relationship pattern ("" without any).
     fact_types: str = ""
@@ -47,15 +47,6 @@ class CommunityStatements:
                 "ORDER BY source, type, target LIMIT $limit"
             )
         return cls(facts, ontology.labels, community_label, reports, "|".join(ontology.fact_types), chunk)
-
-    @property
-    def clear_reports(self) -> tuple[str, str]:
-        """The reports (graphrag_orm.communities.reports) of the communities a build replaces: findings, then reports."""
-        finding, report = self.reports
-        return (
-            f"MATCH (f:{finding}) CALL (f) {{ DETACH DELETE f }} RETURN count(*) AS removed",
-            f"MATCH (r:{report}) CALL (r) {{ DETACH DELETE r }} RETURN count(*) AS removed",
-        )
 
     @property
     def outdated_reports(self) -> str:
@@ -90,11 +81,6 @@ class CommunityStatements:
             f"MATCH (r:{report}) WHERE NOT EXISTS {{ (:{self.community})-[:{HAS_REPORT}]->(r) }} "
             f"MATCH (c:{self.community} {{id: r.communityId}}) CREATE (c)-[:{HAS_REPORT}]->(r) RETURN count(*) AS kept"
         )
-
-    @property
-    def clear(self) -> str:
-        """One build replaces the last: its communities and every ``IN_COMMUNITY`` go first; ``removed``."""
-        return f"MATCH (c:{self.community}) CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
 
     @property
     def reports_of(self) -> str:

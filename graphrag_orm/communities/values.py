@@ -36,7 +36,8 @@ class CommunitiesBuilt(Value):
     build) and ``communities_added`` written by it; ``communities_replaced`` is ``removed``.
     A refresh (``CommunityService.refresh``) also counts the reports it kept
     (``reports_kept``) and those it removed because their inputs changed
-    (``reports_removed``); a build removes every report.
+    (``reports_removed``); a build removes every report. ``transactions`` counts the write
+    transactions it took (a whole build stages, switches and retires in several).
     """
 
     build_id: str
@@ -50,6 +51,7 @@ class CommunitiesBuilt(Value):
     communities_added: int = 0
     reports_kept: int = 0
     reports_removed: int = 0
+    transactions: int = 0
     seconds: float = 0.0
     limits_reached: tuple[Limit, ...] = ()
 

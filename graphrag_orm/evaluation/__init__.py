@@ -6,7 +6,7 @@ returns an :class:`EvaluationReport` (JSON round-trips); :func:`render_table` pr
 extra: matplotlib), and :func:`compare_reports` gives the difference between two runs.
 The metrics are defined in :mod:`graphrag_orm.evaluation.metrics`; questions about the whole
 corpus (global cases, the same file) run through :class:`GlobalEvaluator`
-(:mod:`graphrag_orm.evaluation.global_cases`);
+(:mod:`graphrag_orm.evaluation.global_cases`) and print with :func:`render_global_table`;
 :class:`~graphrag_orm.evaluation.stand_ins.InMemoryRetriever` is a stand-in for tests.
 """
 
@@ -19,6 +19,7 @@ from graphrag_orm.evaluation.global_cases import (
     GlobalEvaluator,
     GlobalTotals,
 )
+from graphrag_orm.evaluation.global_table import render_global_table
 from graphrag_orm.evaluation.html import write_html
 from graphrag_orm.evaluation.metrics import holds
 from graphrag_orm.evaluation.runner import Answerer, EvaluationOptions, Evaluator, EvidenceRetriever
@@ -72,6 +73,7 @@ __all__ = [
     "load_report",
     "parse_cases",
     "render_comparison",
+    "render_global_table",
     "render_table",
     "write_html",
 ]

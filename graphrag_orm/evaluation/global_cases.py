@@ -20,14 +20,16 @@ back (:class:`~graphrag_orm.evaluation.stored.StoredChunks`) and scores the case
   ``unreadable-reply`` and ``no-verified-claim`` are failed refusals.
 
 A case whose answer raises (a failed model call) is reported with outcome ``error`` and its
-code, and the run goes on. At most ``max_cases`` run (``MaxCases`` past it). Nothing is written.
+code, and the run goes on, until ``max_consecutive_failures`` (1 to 1,000, default 5, as the
+document cases' runner) errors in a row stop it (``ConsecutiveFailures``; the cases not run are
+not in the report). At most ``max_cases`` run (``MaxCases`` past it). Nothing is written.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
@@ -37,7 +39,12 @@ from graphrag_orm.codes import ErrorCode, GlobalRefusal, LimitName
 from graphrag_orm.errors import ConfigurationError, GraphRagError
 from graphrag_orm.evaluation.cases import EvalCase
 from graphrag_orm.evaluation.metrics import holds, outcome_of
-from graphrag_orm.evaluation.runner import DEFAULT_MAX_CASES, MAX_CASES
+from graphrag_orm.evaluation.runner import (
+    DEFAULT_MAX_CASES,
+    DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    MAX_CASES,
+    MAX_CONSECUTIVE_FAILURES,
+)
 from graphrag_orm.evaluation.stored import StoredChunks, check_citations
 from graphrag_orm.evaluation.values import CaseOutcome, CitationCheck, CitationStatus
 from graphrag_orm.tracing import SpanName, span
@@ -134,6 +141,7 @@ class GlobalEvaluator:
         corpus: GlobalAnswers | None = None,
         stored: StoredChunks | None = None,
         max_cases: int = DEFAULT_MAX_CASES,
+        max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     ) -> None:
         if rag is not None:
             corpus = corpus or rag.global_answers
@@ -144,17 +152,35 @@ class GlobalEvaluator:
             )
         if isinstance(max_cases, bool) or not 1 <= max_cases <= MAX_CASES:
             raise ConfigurationError(ErrorCode.INVALID_OPTION, f"max_cases must be 1 to {MAX_CASES:,}")
+        failures = max_consecutive_failures
+        if isinstance(failures, bool) or not isinstance(failures, int) or not 1 <= failures <= MAX_CONSECUTIVE_FAILURES:
+            raise ConfigurationError(
+                ErrorCode.INVALID_OPTION, f"max_consecutive_failures must be 1 to {MAX_CONSECUTIVE_FAILURES:,}"
+            )
         self.corpus = corpus
         self.stored = stored
         self.max_cases = max_cases
+        self.max_consecutive_failures = failures
 
-    async def run(self, cases: Sequence[EvalCase]) -> GlobalEvaluationReport:
-        """Every case, in order, then the totals."""
+    async def run(
+        self, cases: Sequence[EvalCase], *, on_case: Callable[[GlobalCaseResult], None] | None = None
+    ) -> GlobalEvaluationReport:
+        """The cases in order (``on_case`` is called after each, for progress), then the totals."""
         began, started_at = time.monotonic(), datetime.now(UTC)
         selected = list(cases[: self.max_cases])
         limits = [Limit(name=LimitName.MAX_CASES, value=self.max_cases)] if len(cases) > len(selected) else []
+        results: list[GlobalCaseResult] = []
+        failures = 0
         with span(SpanName.EVALUATE, cases=len(selected)):
-            results = [await self._case(case, index) for index, case in enumerate(selected)]
+            for index, case in enumerate(selected):
+                result = await self._case(case, index)
+                results.append(result)
+                if on_case is not None:
+                    on_case(result)
+                failures = failures + 1 if result.outcome is CaseOutcome.ERROR else 0
+                if failures >= self.max_consecutive_failures and index + 1 < len(selected):
+                    limits.append(Limit(name=LimitName.CONSECUTIVE_FAILURES, value=self.max_consecutive_failures))
+                    break
         seconds = round(time.monotonic() - began, 6)
         chat = self.corpus.chat
         writer = (

@@ -82,11 +82,18 @@ class Housekeeping:
         ``page_size`` per transaction; returns the communities and the reports removed.
 
         A reset of everything leaves no thing, so no community can stand; a build writes them again.
+        What a killed build left (staged or retired nodes, graphrag_orm.communities.staging) goes too.
         """
+        from graphrag_orm.communities.staging import StagingStatements, remove_leftovers
+
         findings, reports = delete_reports(*self.remover.report_labels)
         await self._remove_pages(findings)
         removed_reports = await self._remove_pages(reports)
-        return await self._remove_pages(delete_communities(self.remover.community_label)), removed_reports
+        removed = await self._remove_pages(delete_communities(self.remover.community_label))
+        finding, report = self.remover.report_labels
+        staging = StagingStatements(self.remover.community_label, report, finding)
+        await remove_leftovers(self.remover.store, staging, self.remover.page_size)
+        return removed, removed_reports
 
     async def _remove_pages(self, statement: str) -> int:
         """Run a paged delete (``$page`` per transaction, returning ``removed``) until a page is short."""

@@ -5,8 +5,9 @@ removing a batch of documents deletes their mentions and quotes (before their ch
 takes the documents off each fact that lists them (lock, then read, then write, in
 pages), and deletes facts left with none; orphan clean-up deletes things no mention or
 quote points to, their facts first; health counts orphan things and facts that list a
-document that is gone, and the communities the graph changed under since their build
-(:mod:`graphrag_orm.communities`). Every statement runs in the ``tx`` the caller passes; none
+document that is gone, the communities the graph changed under since their build
+(:mod:`graphrag_orm.communities`), and the staged or retired nodes of a build that is running
+or did not finish. Every statement runs in the ``tx`` the caller passes; none
 opens a transaction of its own. The statements are in
 :mod:`graphrag_orm.maintenance.knowledge_statements`.
 """
@@ -35,6 +36,7 @@ class KnowledgeGraphMaintenance:
         self.statements = KnowledgeMaintenanceStatements.render(model.names, ontology)
         names = model.names
         # Imported here: the communities package loads only for a graph with an ontology.
+        from graphrag_orm.communities.staging import StagingStatements
         from graphrag_orm.communities.statements import CommunityStatements
 
         self.communities = CommunityStatements.of(
@@ -43,6 +45,7 @@ class KnowledgeGraphMaintenance:
             (names.finding.label, names.report.label),
             (names.chunk.label, names.chunk.key),
         )
+        self.staging = StagingStatements.of(self.communities)
         self._types = frozenset((ontology.mention_type, *ontology.quote_types))
 
     @property
@@ -138,6 +141,18 @@ class KnowledgeGraphMaintenance:
                     code=HealthFinding.STALE_COMMUNITIES,
                     count=communities.stale,
                     detail=f"of {communities.checked}: {shown}" + (f" (and {more} more)" if more else ""),
+                )
+            )
+        left = await tx.run(
+            self.staging.count_leftovers, self.staging.leftover_parameters, name="knowledge.health.build_leftovers"
+        )
+        staged, retired = int(left.value("staged", 0)), int(left.value("retired", 0))
+        if staged or retired:
+            findings.append(
+                HealthFindingItem(
+                    code=HealthFinding.COMMUNITY_BUILD_LEFTOVERS,
+                    count=staged + retired,
+                    detail=f"{staged} staged, {retired} retired: a build running now, or one that did not finish",
                 )
             )
         return findings

@@ -53,6 +53,10 @@ def test_build_then_list_prints_the_same_communities(wiki: None) -> None:
     assert cited["chunkId"] in shown and cited["quote"] in shown
     shown = cli("communities", "build", *ONTOLOGY, "--max-facts", "2", env=ENV, check=True).stdout
     assert "limit reached CommunityFacts (2)" in shown
+    small = cli("communities", "build", *ONTOLOGY, "--transaction-rows", "1", "--json", env=ENV, check=True)
+    assert json.loads(small.stdout)["transactions"] > built["transactions"]
+    refused = cli("communities", "build", *ONTOLOGY, "--transaction-rows", "0", env=ENV)
+    assert refused.returncode == 1 and "invalid-option" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_refresh_keeps_the_reports_of_what_did_not_change_and_writes_the_others(wiki: None) -> None:

@@ -18,6 +18,7 @@ from graphrag_orm import GraphRag
 from graphrag_orm.chat import OpenAIChat
 from graphrag_orm.citations import Citation
 from graphrag_orm.communities import GlobalAnswer, GlobalAnswers
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.evaluation import CaseOutcome, GlobalEvaluator, StoredChunks, load_cases
 from graphrag_orm.evaluation.values import CitationStatus
 from tests.integration.test_community_reports import harbour  # noqa: F401 (the fixture)
@@ -111,3 +112,40 @@ async def test_a_citation_that_is_not_the_stored_bytes_is_invalid(harbour: Graph
     (result,) = report.cases
     assert [check.status for check in result.citations] == [CitationStatus.QUOTE_DIFFERS]
     assert result.citation_validity == 0.0 and result.phrase_coverage == 0.0 and report.totals.citation_validity == 0.0
+
+
+class _TimingOut:
+    """A corpus whose every answer fails as a model timeout would: no citation is ever read."""
+
+    chat = None
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def answer(self, question: str) -> GlobalAnswer:
+        self.asked += 1
+        raise TimeoutError(question)
+
+
+async def test_failed_cases_are_kept_and_a_run_of_them_stops_the_evaluation() -> None:
+    cases = load_cases(CASES)
+    stored = cast(StoredChunks, object())  # never reached: no answer has a citation to read back
+    corpus = _TimingOut()
+    seen: list[str] = []
+    report = await GlobalEvaluator(corpus=cast(GlobalAnswers, corpus), stored=stored, max_consecutive_failures=2).run(
+        cases, on_case=lambda result: seen.append(result.id)
+    )
+    assert corpus.asked == 2 and seen == [result.id for result in report.cases] == [case.id for case in cases[:2]]
+    assert {result.outcome for result in report.cases} == {CaseOutcome.ERROR}
+    assert report.cases[0].error_code == "case-failed" and report.cases[0].error_message == "TimeoutError (no code)"
+    assert [(limit.name, limit.value) for limit in report.limits_reached] == [("ConsecutiveFailures", 2)]
+    assert report.totals.errors == 2 and report.totals.abstention is None
+    # As many failures as cases: every case ran, so no limit cut the run short.
+    every = await GlobalEvaluator(
+        corpus=cast(GlobalAnswers, _TimingOut()), stored=stored, max_consecutive_failures=len(cases)
+    ).run(cases)
+    assert len(every.cases) == len(cases) and every.limits_reached == ()
+    for bad in (0, 1_001, True):
+        with pytest.raises(ConfigurationError) as refused:
+            GlobalEvaluator(corpus=cast(GlobalAnswers, corpus), stored=stored, max_consecutive_failures=bad)
+        assert refused.value.code == "invalid-option"
