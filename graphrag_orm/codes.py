@@ -69,8 +69,12 @@ class ReportDrop(StrEnum):
     UNSUPPORTED_FINDING = "unsupported-finding"
     #: A report none of whose findings verified: not stored.
     NO_VERIFIED_FINDING = "no-verified-finding"
-    #: A model's reply that is not the report's JSON (or was cut at the output limit): not stored.
+    #: A model's reply that is not the report's JSON (or was cut at the output limit before it
+    #: finished a finding): not stored.
     UNREADABLE_REPORT = "unreadable-report"
+    #: The finding a reply cut at the output limit was writing: not stored (the findings it
+    #: finished before the cut are read and verified like any other).
+    CUT_FINDING = "cut-finding"
 
 
 class GlobalRefusal(StrEnum):

@@ -197,6 +197,8 @@ class ReportService:
             if draft.problem is not None:
                 dropped[ReportDrop.UNREADABLE_REPORT.value] += 1
                 continue
+            if draft.cut:
+                dropped[ReportDrop.CUT_FINDING.value] += draft.cut
             drafts = draft.findings
             if len(drafts) > options.max_findings:
                 drafts, findings_cut = drafts[: options.max_findings], True

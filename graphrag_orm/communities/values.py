@@ -158,7 +158,8 @@ class ReportsWritten(Value):
 
     ``dropped`` counts by :class:`~graphrag_orm.codes.ReportDrop` code: findings not
     verified (``unsupported-finding``), reports with no verified finding
-    (``no-verified-finding``) and model replies that were not a report (``unreadable-report``).
+    (``no-verified-finding``), model replies that were not a report (``unreadable-report``) and
+    the finding a reply cut at the output limit was writing (``cut-finding``).
     ``without_facts`` counts communities with no fact among their members (no report, no call).
     """
 

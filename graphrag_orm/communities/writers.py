@@ -17,9 +17,12 @@ names and drops a finding that does not verify.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
+
+import jiter
 
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chat.base import ChatRequest, json_request
@@ -44,6 +47,7 @@ __all__ = [
     "ReportFact",
     "ReportInput",
     "ReportWriter",
+    "parse_cut_report",
     "parse_report",
 ]
 
@@ -105,6 +109,8 @@ class ReportDraft:
     title: str
     findings: tuple[DraftFinding, ...] = ()
     problem: str | None = None
+    #: Findings left out because the reply was cut at the output limit while writing them.
+    cut: int = 0
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -212,7 +218,13 @@ REPORT_SCHEMA: Final[dict[str, Any]] = {
                 "required": ["text", "citations"],
                 "properties": {
                     "text": {"type": "string"},
-                    "citations": {"type": "array", "items": _CITATION_SCHEMA},
+                    # At least one: a grammar-constrained local model otherwise writes findings citing nothing.
+                    "citations": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": MAX_FINDING_CITATIONS,
+                        "items": _CITATION_SCHEMA,
+                    },
                 },
             },
         },
@@ -261,12 +273,39 @@ def parse_report(text: str, *, max_findings: int) -> ReportDraft:
     return ReportDraft(title=title.strip(), findings=tuple(drafts))
 
 
+_CUT: Final = "the reply was cut off at the output limit"
+
+
+def parse_cut_report(text: str, *, max_findings: int) -> ReportDraft:
+    """A reply cut at the output limit, read as far as it went (jiter's partial JSON).
+
+    The title and every finding the reply finished are read as :func:`parse_report` reads a
+    whole reply; the last finding it began is left out (``cut``: the cut may have fallen inside
+    its text or its citations). A reply cut before its title, or before it finished a finding,
+    is a draft with a ``problem``.
+    """
+    try:
+        value = jiter.from_json(text.encode("utf-8"), partial_mode="on")
+    except ValueError:
+        return ReportDraft(title="", problem=_CUT)
+    findings = value.get("findings") if isinstance(value, dict) else None
+    if not isinstance(findings, list) or len(findings) < 2 or not isinstance(value.get("title"), str):
+        return ReportDraft(title="", problem=_CUT)
+    finished = json.dumps({"title": value["title"], "findings": findings[:-1]}, ensure_ascii=False)
+    draft = parse_report(finished, max_findings=max_findings)
+    if draft.problem is not None:
+        return ReportDraft(title="", problem=f"{_CUT}, and what it finished is not a report: {draft.problem}")
+    return ReportDraft(title=draft.title, findings=draft.findings, cut=1)
+
+
 class ChatReportWriter:
     """A chat model writes each report: one strict JSON call per community, its reply bounded.
 
-    A reply that is not a report (or was cut at the output limit) gives a draft with a
-    ``problem``; the run counts it ``unreadable-report`` and stores nothing for it. A failed
-    call (``ModelCallFailed``) stops the run before anything is written.
+    A reply that is not a report gives a draft with a ``problem``; the run counts it
+    ``unreadable-report`` and stores nothing for it. A reply cut at the output limit keeps
+    the findings it finished (:func:`parse_cut_report`; the one it was writing is counted
+    ``cut-finding``). A failed call (``ModelCallFailed``) stops the run before anything is
+    written.
     """
 
     def __init__(self, chat: ChatClient, options: ReportOptions | None = None) -> None:
@@ -298,13 +337,14 @@ class ChatReportWriter:
         input_tokens = (usage.input_tokens or 0) if usage else 0
         output_tokens = (usage.output_tokens or 0) if usage else 0
         if reply.truncated:
-            draft = ReportDraft(title="", problem="the reply was cut off at the output limit")
+            draft = parse_cut_report(reply.text, max_findings=self.options.max_findings)
         else:
             draft = parse_report(reply.text, max_findings=self.options.max_findings)
         return ReportDraft(
             title=draft.title,
             findings=draft.findings,
             problem=draft.problem,
+            cut=draft.cut,
             calls=1,
             input_tokens=input_tokens,
             output_tokens=output_tokens,

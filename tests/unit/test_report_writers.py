@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from graphrag_orm.chat import ScriptedChat
+from graphrag_orm.chat import OpenAIChat, ScriptedChat
 from graphrag_orm.communities import ExtractiveReportWriter, ReportInput, ReportOptions
 from graphrag_orm.communities.writers import (
     MAX_FINDING_CITATIONS,
@@ -15,9 +15,11 @@ from graphrag_orm.communities.writers import (
     ChatReportWriter,
     FactPassage,
     ReportFact,
+    parse_cut_report,
     parse_report,
 )
 from graphrag_orm.evidence import EvidenceItem
+from tests.support.openai_server import OpenAIServer
 
 TEXT = "# Brake kit BK-7\n\nBrake kit BK-7 is sold to shops.\n\nIt holds two BC-310 calipers. Nothing else."
 
@@ -102,3 +104,34 @@ async def test_the_chat_writer_sends_one_bounded_strict_request_and_reads_the_re
 async def test_an_unreadable_reply_is_a_problem_not_an_error(bad: str) -> None:
     draft = await ChatReportWriter(ScriptedChat(lambda request: bad)).write(source())
     assert draft.problem is not None and draft.calls == 1
+
+
+def test_a_reply_cut_at_the_output_limit_keeps_the_findings_it_finished() -> None:
+    first = {"text": "BK-7 holds calipers.", "citations": [{"chunkId": "c1", "quote": "two BC-310"}]}
+    second = {"text": "BK-7 is sold.", "citations": [{"chunkId": "c1", "quote": "sold to shops"}]}
+    whole = json.dumps({"title": "Brake kits", "findings": [first, second, first]})
+    cut_in_third = whole[: whole.rindex('"quote"') + 5]  # inside the third finding's last citation
+    draft = parse_cut_report(cut_in_third, max_findings=8)
+    assert draft.problem is None and draft.title == "Brake kits" and draft.cut == 1
+    assert [f.text for f in draft.findings] == ["BK-7 holds calipers.", "BK-7 is sold."]
+    # Cut just after the second finding closed: the second is the last begun, so it is left out too.
+    after_second = whole[: whole.index("]}", whole.index("sold to shops")) + 2]
+    assert [f.text for f in parse_cut_report(after_second, max_findings=8).findings] == ["BK-7 holds calipers."]
+    for text in (
+        whole[: whole.index("Brake") + 3],  # inside the title
+        whole[: whole.index("two BC")],  # inside the first finding: nothing finished
+        "not json at all",
+        json.dumps({"title": "Brake kits", "findings": [{"text": "x"}, first]})[:-3],  # a finished one is not a finding
+    ):
+        read = parse_cut_report(text, max_findings=8)
+        assert read.problem is not None and read.findings == () and read.problem.startswith("the reply was cut"), text
+
+
+async def test_the_chat_writer_reads_a_cut_reply_as_far_as_it_went(openai_server: OpenAIServer) -> None:
+    finding = {"text": "BK-7 holds calipers.", "citations": [{"chunkId": "c1", "quote": "two BC-310"}]}
+    whole = json.dumps({"title": "Brake kits", "findings": [finding, finding]})
+    openai_server.chat_responder = lambda body: whole[:-20]
+    openai_server.finish_reason = "length"
+    async with OpenAIChat("m", base_url=openai_server.url, api_key="k") as chat:
+        draft = await ChatReportWriter(chat).write(source())
+    assert draft.problem is None and draft.cut == 1 and len(draft.findings) == 1 and draft.calls == 1
