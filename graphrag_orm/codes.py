@@ -174,6 +174,9 @@ class LimitName(StrEnum):
     GLOBAL_MAP_CALLS = "GlobalMapCalls"
     #: A model's call (map or reduce) was cut to ``GlobalOptions.max_call_tokens``: findings or partial answers left out.
     GLOBAL_CALL_TOKENS = "GlobalCallTokens"
+    #: A map or reduce reply reached ``GlobalOptions.max_output_tokens``: the points or claims it finished
+    #: were read, the one it was writing was not.
+    GLOBAL_OUTPUT_TOKENS = "GlobalOutputTokens"
     # text2cypher: rows, list items and text a graph answer cut
     GRAPH_QUERY_ROWS = "GraphQueryRows"
     GRAPH_QUERY_LIST_ITEMS = "GraphQueryListItems"

@@ -20,7 +20,9 @@ A claim's citations are its findings' quotes located byte-exact in the chunks as
 dropped and counted (``findings_dropped``), and a claim with no finding left is dropped. The
 answer is refused (:class:`~graphrag_orm.codes.GlobalRefusal`) with ``model-declined`` when
 the map found nothing or the reduce wrote no claim, ``unreadable-reply`` when every map reply,
-or the reduce's, was not the JSON asked for (or was cut at ``max_output_tokens``),
+or the reduce's, was not the JSON asked for (a reply cut at ``max_output_tokens`` is read as far
+as it went: the entries it finished, not the one it was writing, with ``GlobalOutputTokens``
+reported; one that finished none is unreadable),
 ``no-verified-claim`` when every claim cited only invented ids, and ``citation-not-found``
 when the findings cited no longer locate. A failed call raises ``ModelCallFailed`` (a code,
 never a traceback), as every model call of the toolkit does.
@@ -29,10 +31,13 @@ never a traceback), as every model call of the toolkit does.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+import jiter
 
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chat.base import ChatReply, json_request
@@ -53,6 +58,7 @@ __all__ = [
     "MAX_POINT_FINDINGS",
     "REDUCE_SCHEMA",
     "ModelMapReduce",
+    "parse_cut_points",
     "parse_points",
 ]
 
@@ -136,6 +142,23 @@ def parse_points(text: str, key: str) -> tuple[Point, ...] | str:
             return f"an entry's findings are not a list of at most {MAX_POINT_FINDINGS} ids"
         points.append(Point(body.strip(), tuple(dict.fromkeys(ids))))
     return tuple(points)
+
+
+_CUT: Final = "the reply was cut off at the output limit"
+
+
+def parse_cut_points(text: str, key: str) -> tuple[Point, ...] | str:
+    """A reply cut at the output limit, read as far as it went (jiter's partial JSON): the entries it
+    finished, read as :func:`parse_points` reads them, without the last one it began (the cut may
+    fall inside it); a one-line problem when it finished none."""
+    try:
+        value = jiter.from_json(text.encode("utf-8"), partial_mode="on")
+    except ValueError:
+        return _CUT
+    entries = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(entries, list) or len(entries) < 2:
+        return _CUT
+    return parse_points(json.dumps({key: entries[:-1]}, ensure_ascii=False), key)
 
 
 @dataclass
@@ -328,7 +351,8 @@ class ModelMapReduce:
         reply = await self.chat.complete(request)
         run.add(reply)
         if reply.truncated:
-            return "the reply was cut off at the output limit"
+            run.limit(LimitName.GLOBAL_OUTPUT_TOKENS, self.options.max_output_tokens)
+            return parse_cut_points(reply.text, key)
         return parse_points(reply.text, key)
 
     @staticmethod

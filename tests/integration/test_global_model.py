@@ -237,12 +237,27 @@ async def test_an_unreadable_reply_is_refused_and_counted(
     reduce = await ask(harbour, openai_server)
     assert reduce.refused == GlobalRefusal.UNREADABLE_REPLY and reduce.unreadable_replies == 1
 
-    # A reply cut at the output limit is unreadable, whatever it holds.
+    # A reply cut at the output limit is read as far as it went: the entries before the last it began.
     openai_server.requests.clear()
     openai_server.chat_responder = Model().reply
     openai_server.finish_reason = "length"
     cut = await ask(harbour, openai_server)
-    assert cut.refused == GlobalRefusal.UNREADABLE_REPLY and cut.unreadable_replies == cut.calls
+    assert [limit.name for limit in cut.limits_reached] == [LimitName.GLOBAL_OUTPUT_TOKENS]
+    whole = Model().reply  # the same points, uncut, for comparison
+    openai_server.requests.clear()
+    openai_server.finish_reason = "stop"
+    openai_server.chat_responder = whole
+    full = await ask(harbour, openai_server)
+    assert full.refused is None and len(full.claims) >= 3, "three ships, so a cut map and reduce keep some"
+    assert cut.refused is None and cut.unreadable_replies == 0 and 0 < len(cut.claims) < len(full.claims)
+    assert {claim.text for claim in cut.claims} < {claim.text for claim in full.claims}
+
+    # One that finished no entry is unreadable.
+    openai_server.requests.clear()
+    openai_server.finish_reason = "length"
+    openai_server.chat_responder = Model(raw_map='{"points": [{"text": "The Gannet is ow').reply
+    unfinished = await ask(harbour, openai_server)
+    assert unfinished.refused == GlobalRefusal.UNREADABLE_REPLY and unfinished.unreadable_replies == unfinished.calls
 
 
 async def test_the_budget_bounds_calls_and_tokens_and_is_reported(

@@ -1,4 +1,5 @@
-"""The report writers without a database: the extractive stand-in's choices and the strict reading of a model's reply."""
+"""The report writers without a database: the extractive stand-in's choices and the strict reading of a model's reply
+(a report, or a map or reduce reply of a global answer, whole or cut at the output limit)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from graphrag_orm.chat import OpenAIChat, ScriptedChat
 from graphrag_orm.communities import ExtractiveReportWriter, ReportInput, ReportOptions
+from graphrag_orm.communities.global_model import parse_cut_points, parse_points
 from graphrag_orm.communities.writers import (
     MAX_FINDING_CITATIONS,
     MAX_TITLE_CHARS,
@@ -135,3 +137,16 @@ async def test_the_chat_writer_reads_a_cut_reply_as_far_as_it_went(openai_server
     async with OpenAIChat("m", base_url=openai_server.url, api_key="k") as chat:
         draft = await ChatReportWriter(chat).write(source())
     assert draft.problem is None and draft.cut == 1 and len(draft.findings) == 1 and draft.calls == 1
+
+
+def test_a_map_or_reduce_reply_cut_at_the_output_limit_keeps_the_entries_it_finished() -> None:
+    entries = [{"text": f"Point {i}.", "findings": [f"F{i}"]} for i in (1, 2, 3)]
+    whole = json.dumps({"points": entries})
+    read = parse_cut_points(whole[: whole.index("Point 3") + 4], "points")
+    assert not isinstance(read, str) and [p.text for p in read] == ["Point 1.", "Point 2."]
+    assert [p.findings for p in read] == [("F1",), ("F2",)]
+    assert parse_cut_points(whole, "points") != parse_points(whole, "points"), "the last begun is never read"
+    for text in (whole[: whole.index("Point 1")], "not json", '{"claims": [', json.dumps({"points": "x"})):
+        assert isinstance(parse_cut_points(text, "points"), str), text
+    bad = json.dumps({"points": [{"text": "x", "findings": "F1"}, entries[0]]})
+    assert isinstance(parse_cut_points(bad, "points"), str), "what it finished is read strictly"
