@@ -4,15 +4,39 @@ A reply is one JSON value (whitespace around it allowed, a Markdown fence not), 
 object, with no repeated key and no key outside the parser's own. Anything else is a
 problem, described without quoting the reply (it may hold anything). Strings holding a
 lone surrogate are checked with :func:`is_utf8` once the parser has read its fields.
+:func:`finished_part` is the first step for a reply cut at the output limit.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Set
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["is_utf8", "read_object"]
+import jiter
+
+__all__ = ["CUT_REPLY", "finished_part", "is_utf8", "read_object"]
+
+#: The problem of a reply cut at the output limit before it finished anything usable.
+CUT_REPLY: Final = "the reply was cut off at the output limit"
+
+
+def finished_part(text: str, key: str) -> str | None:
+    """What a JSON-object reply cut at the output limit finished, as JSON text for the strict parser.
+
+    Read as far as it went (jiter's partial JSON: a string the cut fell inside is left out), the
+    object keeps its finished keys, and its ``key`` list loses the last entry it began, since the
+    cut may fall inside that entry's fields. ``None`` when the reply is no object, or finished
+    no entry of ``key``.
+    """
+    try:
+        value = jiter.from_json(text.encode("utf-8"), partial_mode="on")
+    except ValueError:
+        return None
+    entries = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(entries, list) or len(entries) < 2:
+        return None
+    return json.dumps({**value, key: entries[:-1]}, ensure_ascii=False)
 
 
 def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -31,19 +31,16 @@ never a traceback), as every model call of the toolkit does.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import jiter
-
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chat.base import ChatReply, json_request
 from graphrag_orm.chat.evidence_block import render_block, render_question
 from graphrag_orm.chat.extractive import content_words
-from graphrag_orm.chat.reply_json import is_utf8, read_object
+from graphrag_orm.chat.reply_json import CUT_REPLY, finished_part, is_utf8, read_object
 from graphrag_orm.citations import Citation, locate
 from graphrag_orm.codes import GlobalRefusal, LimitName
 from graphrag_orm.communities.options import GlobalOptions
@@ -144,21 +141,12 @@ def parse_points(text: str, key: str) -> tuple[Point, ...] | str:
     return tuple(points)
 
 
-_CUT: Final = "the reply was cut off at the output limit"
-
-
 def parse_cut_points(text: str, key: str) -> tuple[Point, ...] | str:
-    """A reply cut at the output limit, read as far as it went (jiter's partial JSON): the entries it
-    finished, read as :func:`parse_points` reads them, without the last one it began (the cut may
-    fall inside it); a one-line problem when it finished none."""
-    try:
-        value = jiter.from_json(text.encode("utf-8"), partial_mode="on")
-    except ValueError:
-        return _CUT
-    entries = value.get(key) if isinstance(value, dict) else None
-    if not isinstance(entries, list) or len(entries) < 2:
-        return _CUT
-    return parse_points(json.dumps({key: entries[:-1]}, ensure_ascii=False), key)
+    """A reply cut at the output limit, read as far as it went (:func:`finished_part`): the entries
+    it finished, read as :func:`parse_points` reads them, without the last one it began; a one-line
+    problem when it finished none."""
+    finished = finished_part(text, key)
+    return CUT_REPLY if finished is None else parse_points(finished, key)
 
 
 @dataclass

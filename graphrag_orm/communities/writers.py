@@ -17,17 +17,14 @@ names and drops a finding that does not verify.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-import jiter
-
 from graphrag_orm.chat import ChatClient
 from graphrag_orm.chat.base import ChatRequest, json_request
 from graphrag_orm.chat.evidence_block import render_block, render_evidence
-from graphrag_orm.chat.reply_json import is_utf8, read_object
+from graphrag_orm.chat.reply_json import CUT_REPLY, finished_part, is_utf8, read_object
 from graphrag_orm.citations import CitationRules
 from graphrag_orm.communities.options import ReportOptions
 from graphrag_orm.evidence import EvidenceItem
@@ -273,28 +270,20 @@ def parse_report(text: str, *, max_findings: int) -> ReportDraft:
     return ReportDraft(title=title.strip(), findings=tuple(drafts))
 
 
-_CUT: Final = "the reply was cut off at the output limit"
-
-
 def parse_cut_report(text: str, *, max_findings: int) -> ReportDraft:
-    """A reply cut at the output limit, read as far as it went (jiter's partial JSON).
+    """A reply cut at the output limit, read as far as it went (:func:`finished_part`).
 
     The title and every finding the reply finished are read as :func:`parse_report` reads a
     whole reply; the last finding it began is left out (``cut``: the cut may have fallen inside
     its text or its citations). A reply cut before its title, or before it finished a finding,
     is a draft with a ``problem``.
     """
-    try:
-        value = jiter.from_json(text.encode("utf-8"), partial_mode="on")
-    except ValueError:
-        return ReportDraft(title="", problem=_CUT)
-    findings = value.get("findings") if isinstance(value, dict) else None
-    if not isinstance(findings, list) or len(findings) < 2 or not isinstance(value.get("title"), str):
-        return ReportDraft(title="", problem=_CUT)
-    finished = json.dumps({"title": value["title"], "findings": findings[:-1]}, ensure_ascii=False)
+    finished = finished_part(text, "findings")
+    if finished is None:
+        return ReportDraft(title="", problem=CUT_REPLY)
     draft = parse_report(finished, max_findings=max_findings)
     if draft.problem is not None:
-        return ReportDraft(title="", problem=f"{_CUT}, and what it finished is not a report: {draft.problem}")
+        return ReportDraft(title="", problem=f"{CUT_REPLY}, and what it finished is not a report: {draft.problem}")
     return ReportDraft(title=draft.title, findings=draft.findings, cut=1)
 
 
