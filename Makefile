@@ -71,9 +71,13 @@ sync: venv
 
 # The suite starts (or reuses) its own server on port 7688 (tools/neo4j/home-test)
 # unless NEO4J_URI is set; it owns that database and wipes it between tests.
-# Then the interop suite (tests/interop, in its own venv) on the same server.
+# Then the real-model suite again with the 1.5B model's recordings (the first run replays the
+# 0.5B's; docs/local-models.md), then the interop suite (tests/interop, in its own venv) on the
+# same server.
 test: lint typecheck
 	$(BIN)/pytest -q -p no:cacheprovider --ignore=tests/interop tests
+	GRAPHRAG_REAL_MODEL=qwen2.5-coder-1.5b $(BIN)/pytest -q -p no:cacheprovider tests/real \
+		--ignore=tests/real/test_real_benchmark.py
 	@$(MAKE) --no-print-directory interop
 
 unit: venv

@@ -42,6 +42,8 @@ class BudgetedChat:
     def __init__(self, inner: ChatClient, budget: CallBudget) -> None:
         self.inner = inner
         self.budget = budget
+        # The inner client's model, so a recorder around this one names it (not "an unnamed model").
+        self.model = getattr(inner, "model", None)
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         self.budget.spend()

@@ -18,15 +18,21 @@ Three parts, each on an emptied graph of the benchmark's own Neo4j (port 7694, h
    the graph is the same for every model): the 18 questions of
    ``tests/data/text2cypher/recall_questions.json``; a query counts as **valid** when it
    passed the gates and ran, and as **right** when its rows equal those of the hand-written
-   reference query (values compared in order, column names ignored); an unanswerable
+   reference query (values compared as a multiset of rows, column names and row order ignored); an unanswerable
    question counts as **refused** for any refusal (the model's decline, or a gate's,
    such as ``unknown-name`` for a guessed property). Stand-in: the reference replies
    themselves (so 15 of 15 right and 3 declined by construction).
 
 With ``--model`` every reply is recorded into ``benchmarks/real_model/recordings/NAME.json``
-(the recorder of :mod:`graphrag_orm.chat`: model name and date per entry); ``--replay``
-computes the same figures from that file with no server. The answers and the queries are
-written to ``benchmarks/real_model/results/NAME.json`` for reading and labelling by hand.
+(the recorder of :mod:`graphrag_orm.chat`: model name and date per entry), and the answers
+and the queries to ``benchmarks/real_model/results/NAME.json`` for reading and labelling by
+hand. ``--replay`` computes the figures again from the recording with no server, checks that
+they are the committed results' (timings, labels and dates aside), lists what differs and
+exits 1 if anything does; it writes nothing. ``make test`` replays both models this way
+(``tests/real/test_real_benchmark.py``). The recordings were made with the embedder and the
+retrieval settings of their day, which the script pins (``RECORDED_EMBEDDER``,
+``RECORDED_RETRIEVAL``), so the prompts stay the recorded ones. A chapter that fails to
+ingest stops the run with its error code (exit 2) rather than evaluating an empty graph.
 The model's settings are the ``openai-compatible`` defaults (one lane, 512 answer tokens,
 1,024 extraction tokens, 600 s timeout) unless the ``GRAPHRAG_*`` variables say otherwise.
 """
@@ -73,6 +79,9 @@ HOME = "home-realmodel"
 #: The recordings were made with summed score fusion (the default before best-score): pinned so
 #: that --replay keeps finding them. Re-record to follow the default.
 RECORDED_RETRIEVAL = RetrievalOptions(fusion=Fusion.SCORE)
+#: ... and with the local MiniLM reading a chunk's first window, chunks fitted to it (the defaults
+#: before e5-small-v2 and pooled windows): pinned for the same reason.
+RECORDED_EMBEDDER = "all-MiniLM-L6-v2-int8"
 T2C_CASES: list[dict[str, Any]] = json.loads(
     (REPO / "tests" / "data" / "text2cypher" / "recall_questions.json").read_text(encoding="utf-8")
 )["cases"]
@@ -111,6 +120,9 @@ async def novel_parts(chat: ChatClient | None, embedding: Any) -> dict[str, Any]
         began = time.perf_counter()
         receipt = await rag.ingestion.ingest([novel.chapter_source()])
         ingest_seconds = time.perf_counter() - began
+        if receipt.failed:  # never evaluate an empty graph: say why and stop
+            codes = sorted({str(d.error_code) for d in receipt.documents if d.error_code})
+            raise ChapterFailed(f"chapter I did not ingest ({', '.join(codes)})")
         extraction = receipt.extraction
         pruned = Counter(str(p.reason) for p in extraction.pruned) if extraction else Counter()
         yield_ = {
@@ -124,6 +136,7 @@ async def novel_parts(chat: ChatClient | None, embedding: Any) -> dict[str, Any]
             "quarantined": len(extraction.quarantined) if extraction else 0,
             "pruned": sum(pruned.values()),
             "pruned_by_reason": dict(sorted(pruned.items())),
+            **await mentions_located(rag.store),
             "seconds": round(ingest_seconds, 1),
         }
         print(f"extraction: {json.dumps(yield_)}", flush=True)
@@ -169,6 +182,24 @@ async def novel_parts(chat: ChatClient | None, embedding: Any) -> dict[str, Any]
         await rag.close()
 
 
+class ChapterFailed(Exception):
+    """The chapter did not ingest: the figures would be an empty graph's."""
+
+
+async def mentions_located(store: Store) -> dict[str, int]:
+    """How many stored mentions there are, and how many are the bytes of their chunk at their offsets."""
+    rows = await store.read(
+        "MATCH ()-[m:MENTIONED_IN]->(c:Chunk) RETURN m.quote AS quote, m.startByte AS start, "
+        "m.endByte AS end, c.text AS text, c.startByte AS chunkStart",
+        name="bench.mentions",
+    )
+    located = 0
+    for row in rows:
+        stored = row["text"].encode("utf-8")[row["start"] - row["chunkStart"] : row["end"] - row["chunkStart"]]
+        located += stored == row["quote"].encode("utf-8")
+    return {"mentions": len(rows), "mentions_located": located}
+
+
 class Reference:
     """The hand-written reference replies of the recall questions, by question."""
 
@@ -205,8 +236,10 @@ async def text2cypher_part(chat: ChatClient | None, embedding: Any) -> dict[str,
             expected = await expected_of.ask(case["question"])
             got = await asked.ask(case["question"])
 
-            def values(answer: Any) -> list[list[Any]]:
-                return [[row.get(c) for c in answer.columns] for row in answer.rows]
+            def values(answer: Any) -> list[str]:
+                """The rows' values in column order, as a multiset: no question asks for an order, and
+                a query without ORDER BY returns its rows in whatever order the store holds them."""
+                return sorted(repr([row.get(c) for c in answer.columns]) for row in answer.rows)
 
             answerable = "insufficient" not in case["reply"]
             rows.append(
@@ -238,6 +271,18 @@ async def text2cypher_part(chat: ChatClient | None, embedding: Any) -> dict[str,
         await rag.close()
 
 
+def recorded_embedder() -> Any:
+    """The embedder the recordings were made with (the same evidence, so the same prompts), when
+    installed; else the sample's choice, whose prompts then miss the recordings."""
+    from graphrag_orm.embeddings import LocalEmbedder
+
+    if LocalEmbedder.available(RECORDED_EMBEDDER):
+        embedder = LocalEmbedder(RECORDED_EMBEDDER, long_texts="first")
+        label = f"{embedder.label} (local model, offline)"
+        return recall.Embedding(embedder.embedding_set(), embedder, label, False)
+    return recall.choose_embedder()
+
+
 def model_environment(model: str, url: str, replay: bool) -> Path:
     """Points the environment at the served model (record) or its recording (replay)."""
     recordings = HERE / "recordings" / f"{model}.json"
@@ -255,13 +300,64 @@ def model_environment(model: str, url: str, replay: bool) -> Path:
     return recordings
 
 
+#: What differs between two runs of the same replies: timings, labels and dates.
+VOLATILE = frozenset({"seconds", "chat", "date", "embedder"})
+
+
+def figures(value: Any) -> Any:
+    """A result without its volatile fields: what a replay must reproduce exactly."""
+    if isinstance(value, dict):
+        return {key: figures(item) for key, item in value.items() if key not in VOLATILE}
+    if isinstance(value, list):
+        return [figures(item) for item in value]
+    return value
+
+
+def differences(got: Any, committed: Any, path: str = "") -> list[str]:
+    """Where a replay's figures differ from the committed results (volatile fields ignored)."""
+    got, committed = figures(got), figures(committed)
+    if isinstance(got, dict) and isinstance(committed, dict):
+        found: list[str] = []
+        for key in sorted(set(got) | set(committed)):
+            where = f"{path}.{key}" if path else key
+            if key not in got or key not in committed:
+                found.append(f"{where}: only in the {'replay' if key in got else 'committed results'}")
+            else:
+                found.extend(differences(got[key], committed[key], where))
+        return found
+    if isinstance(got, list) and isinstance(committed, list) and len(got) == len(committed):
+        return [
+            d for i, (a, b) in enumerate(zip(got, committed, strict=True)) for d in differences(a, b, f"{path}[{i}]")
+        ]
+    return [] if got == committed else [f"{path}: replayed {got!r}, committed {committed!r}"]
+
+
+async def run_parts(chat: ChatClient | None, label: str, parts: set[str]) -> dict[str, Any]:
+    """The chosen parts on the database the NEO4J_* variables name (emptied first, each part)."""
+    embedding = recorded_embedder()
+    result: dict[str, Any] = {"chat": label, "embedder": embedding.label, "date": time.strftime("%F")}
+    if "text2cypher" in parts:  # the short part first
+        result["text2cypher"] = {"chat": label, "date": result["date"], **await text2cypher_part(chat, embedding)}
+    if "novel" in parts:
+        result["novel"] = {"chat": label, "date": result["date"], **await novel_parts(chat, embedding)}
+    return result
+
+
+def results_path(name: str) -> Path:
+    return HERE / "results" / f"{name}.json"
+
+
 async def main(arguments: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     who = parser.add_mutually_exclusive_group(required=True)
     who.add_argument("--model", help="the served model's name (qwen2.5-coder-0.5b or qwen2.5-coder-1.5b)")
     who.add_argument("--stand-ins", action="store_true", help="the offline stand-ins instead of a model")
     parser.add_argument("--url", default="http://127.0.0.1:8371/v1", help="the server's address, ending in /v1")
-    parser.add_argument("--replay", action="store_true", help="from the committed recording, no server")
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="from the committed recording, no server: checks the figures against the committed results",
+    )
     parser.add_argument("--parts", default="novel,text2cypher", help="which parts, comma-separated")
     parsed = parser.parse_args(arguments)
     name = "stand-ins" if parsed.stand_ins else parsed.model
@@ -270,22 +366,27 @@ async def main(arguments: list[str] | None = None) -> int:
     if parsed.model:
         model_environment(parsed.model, parsed.url, parsed.replay)
         chat, label, _mode = chat_from_env()
-    embedding = recall.choose_embedder()
     parts = {p.strip() for p in parsed.parts.split(",") if p.strip()}
-    result: dict[str, Any] = {"name": name, "chat": label, "embedder": embedding.label, "date": time.strftime("%F")}
-    print(f"{name}: {label}; embedder {embedding.label}", flush=True)
+    print(f"{name}: {label}", flush=True)
     with BenchServer(port=PORT, home=HOME) as server:
         os.environ["NEO4J_URI"] = server.settings.uri
         os.environ["NEO4J_PASSWORD"] = server.settings.password
-        if "text2cypher" in parts:  # the short part first
-            result["text2cypher"] = {"chat": label, "date": result["date"], **await text2cypher_part(chat, embedding)}
-        if "novel" in parts:
-            result["novel"] = {"chat": label, "date": result["date"], **await novel_parts(chat, embedding)}
-    out = HERE / "results" / f"{name}.json"
+        try:
+            result = {"name": name, **await run_parts(chat, label, parts)}
+        except ChapterFailed as failed:
+            print(f"stopped: {failed}", file=sys.stderr)
+            return 2
+    out = results_path(name)
+    kept = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    if parsed.replay:  # the recorded run's results stay; the replay must reproduce their figures
+        found = differences({k: result[k] for k in parts}, {k: kept.get(k) for k in parts})
+        for line in found:
+            print(f"differs: {line}")
+        print(f"replay of {name}: {'figures differ' if found else 'the committed figures, exactly'}")
+        return 1 if found else 0
+    # A run of some parts keeps the other parts' figures.
+    result = {**{k: v for k, v in kept.items() if k in ("novel", "text2cypher")}, **result}
     out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists():  # a run of some parts keeps the other parts' figures
-        kept = json.loads(out.read_text(encoding="utf-8"))
-        result = {**{k: v for k, v in kept.items() if k in ("novel", "text2cypher")}, **result}
     out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"written to {out.relative_to(REPO)}")
     return 0

@@ -24,7 +24,7 @@ from graphrag_orm.codes import LimitName
 from graphrag_orm.communities.detection import DetectedCommunity, GraphFact, detect, fingerprint
 from graphrag_orm.communities.local import StoredCommunity, local_options, plan_refresh
 from graphrag_orm.communities.options import CommunityOptions
-from graphrag_orm.communities.staging import StagedBuild
+from graphrag_orm.communities.staging import MAX_COMMUNITY_WRITE_ROWS, StagedBuild
 from graphrag_orm.communities.statements import CommunityStatements
 from graphrag_orm.communities.values import (
     CommunitiesBuilt,
@@ -54,8 +54,6 @@ MAX_LISTED_COMMUNITIES = 10_000
 MAX_STALE_PAGE = 500
 #: Stale community ids the health report names.
 MAX_STALE_SAMPLE = 5
-#: Rows per UNWIND statement of a build's writes.
-MAX_COMMUNITY_WRITE_ROWS = 5_000
 
 
 T = TypeVar("T")

@@ -38,14 +38,22 @@ from graphrag_orm.errors import CommunityBuildSuperseded
 from graphrag_orm.models import HAS_FINDING, IN_COMMUNITY, PARENT_COMMUNITY
 from graphrag_orm.store import Store, StoreTransaction
 
-__all__ = ["RETIRED_LABEL", "STAGED_LABEL", "StagedBuild", "StagingStatements", "remove_leftovers"]
+__all__ = [
+    "MAX_COMMUNITY_WRITE_ROWS",
+    "RETIRED_LABEL",
+    "STAGED_LABEL",
+    "StagedBuild",
+    "StagingStatements",
+    "remove_leftovers",
+]
 
 #: The label of a build's communities before its switch.
 STAGED_LABEL: Final = "GraphRagStaged"
 #: The label of communities, reports and findings a switch replaced, until they are deleted.
 RETIRED_LABEL: Final = "GraphRagRetired"
-#: Rows per UNWIND statement inside a staging transaction.
-_STATEMENT_ROWS: Final = 5_000
+#: Rows per UNWIND statement of a build's writes (staged or not), and of a refresh's report
+#: removal; more go in further statements of the same transaction.
+MAX_COMMUNITY_WRITE_ROWS: Final = 5_000
 
 T = TypeVar("T")
 
@@ -184,21 +192,6 @@ def _pieces(rows: Sequence[Mapping[str, Any]], size: int) -> Iterator[list[Mappi
         yield list(rows[start : start + size])
 
 
-async def _delete_pages(store: Store, statement: str, value: str, page: int, name: str) -> tuple[int, int]:
-    """Run a paged delete, one transaction a page, until a page is short; (removed, transactions)."""
-    removed = transactions = 0
-    while True:
-
-        async def work(tx: StoreTransaction) -> int:
-            found = await tx.run(statement, {"value": value, "page": page}, name=name)
-            return int(found.value("removed", 0))
-
-        done = await store.write(work)
-        removed, transactions = removed + done, transactions + 1
-        if done < page:
-            return removed, transactions
-
-
 async def remove_leftovers(
     store: Store, staging: StagingStatements, page: int, *, staged: bool = True, name: str = "communities.leftovers"
 ) -> tuple[int, int]:
@@ -208,9 +201,13 @@ async def remove_leftovers(
     nodes = transactions = 0
     for label, key, value in staging.leftovers(staged=staged):
         if value == staging.community:
-            _, used = await _delete_pages(store, staging.leftover_links(label, key), value, page, name)
+            _, used = await store.write_pages(
+                staging.leftover_links(label, key), {"value": value}, page=page, name=name
+            )
             transactions += used
-        removed, used = await _delete_pages(store, staging.leftover_nodes(label, key), value, page, name)
+        removed, used = await store.write_pages(
+            staging.leftover_nodes(label, key), {"value": value}, page=page, name=name
+        )
         nodes, transactions = nodes + removed, transactions + used
     return nodes, transactions
 
@@ -250,7 +247,7 @@ class StagedBuild:
 
             async def create(tx: StoreTransaction, piece: list[Mapping[str, Any]] = piece) -> dict[str, str]:
                 made: dict[str, str] = {}
-                for part in _pieces(piece, _STATEMENT_ROWS):
+                for part in _pieces(piece, MAX_COMMUNITY_WRITE_ROWS):
                     found = await tx.run(
                         st.create, {"rows": part, "build": self.build_id, "label": label}, name="communities.stage"
                     )
@@ -282,8 +279,8 @@ class StagedBuild:
                 )
                 outdated = [str(report) for report in found.column("id")]
                 dropped = 0
-                for start in range(0, len(outdated), _STATEMENT_ROWS):
-                    ids = outdated[start : start + _STATEMENT_ROWS]
+                for start in range(0, len(outdated), MAX_COMMUNITY_WRITE_ROWS):
+                    ids = outdated[start : start + MAX_COMMUNITY_WRITE_ROWS]
                     await tx.run(st.retire_findings_of, {**names, "ids": ids}, name="communities.switch")
                     found = await tx.run(st.retire_reports_of, {**names, "ids": ids}, name="communities.switch")
                     dropped += int(found.value("retired", 0))
@@ -315,7 +312,7 @@ class StagedBuild:
         for piece in _pieces(rows, self.transaction_rows):
 
             async def work(tx: StoreTransaction, piece: list[Mapping[str, Any]] = piece) -> None:
-                for part in _pieces(piece, _STATEMENT_ROWS):
+                for part in _pieces(piece, MAX_COMMUNITY_WRITE_ROWS):
                     await tx.run(statement, {"rows": part, "build": self.build_id}, name="communities.stage")
 
             await self._write(work)

@@ -87,27 +87,16 @@ class Housekeeping:
         from graphrag_orm.communities.staging import StagingStatements, remove_leftovers
 
         findings, reports = delete_reports(*self.remover.report_labels)
-        await self._remove_pages(findings)
-        removed_reports = await self._remove_pages(reports)
-        removed = await self._remove_pages(delete_communities(self.remover.community_label))
+        store, page = self.remover.store, self.remover.page_size
+        name = "maintenance.communities"
+        await store.write_pages(findings, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
+        removed_reports, _ = await store.write_pages(reports, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
+        communities = delete_communities(self.remover.community_label)
+        removed, _ = await store.write_pages(communities, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
         finding, report = self.remover.report_labels
         staging = StagingStatements(self.remover.community_label, report, finding)
         await remove_leftovers(self.remover.store, staging, self.remover.page_size)
         return removed, removed_reports
-
-    async def _remove_pages(self, statement: str) -> int:
-        """Run a paged delete (``$page`` per transaction, returning ``removed``) until a page is short."""
-        removed = 0
-        while True:
-
-            async def work(tx: StoreTransaction) -> int:
-                found = await tx.run(statement, {"page": self.remover.page_size}, name="maintenance.communities")
-                return int(found.value("removed", 0))
-
-            page = await self.remover.store.write(work, attempts=WRITE_ATTEMPTS)
-            removed += page
-            if page < self.remover.page_size:
-                return removed
 
     async def remove_runs(self, run_ids: Sequence[str]) -> int:
         """Delete the ``IngestionRun`` nodes of ``run_ids`` that nothing names any more.

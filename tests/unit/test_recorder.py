@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from graphrag_orm.call_budget import BudgetedChat, CallBudget
 from graphrag_orm.chat import (
     ChatChunk,
     ChatMessage,
@@ -389,3 +390,6 @@ async def test_a_recording_chat_is_labelled_with_its_inner_client_model(
     async with OpenAIChat("loopback-model", base_url=openai_server.url, api_key=API_KEY) as inner:
         chat = Recorder(tmp_path / "r.json", "record").chat(inner)
         assert chat.model == "loopback-model" and chat.label == "loopback-model (recording)"
+        # As GRAPHRAG_MODEL_MODE=record builds it: the budget between the recorder and the client.
+        budgeted = Recorder(tmp_path / "b.json", "record").chat(BudgetedChat(inner, CallBudget(3)))
+        assert budgeted.model == "loopback-model" and budgeted.label == "loopback-model (recording)"
