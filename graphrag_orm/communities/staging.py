@@ -37,6 +37,7 @@ from graphrag_orm.communities.statements import CommunityStatements
 from graphrag_orm.errors import CommunityBuildSuperseded
 from graphrag_orm.models import HAS_FINDING, IN_COMMUNITY, PARENT_COMMUNITY
 from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.store.paging import write_pages
 
 __all__ = [
     "MAX_COMMUNITY_WRITE_ROWS",
@@ -201,12 +202,12 @@ async def remove_leftovers(
     nodes = transactions = 0
     for label, key, value in staging.leftovers(staged=staged):
         if value == staging.community:
-            _, used = await store.write_pages(
-                staging.leftover_links(label, key), {"value": value}, page=page, name=name
+            _, used = await write_pages(
+                store, staging.leftover_links(label, key), {"value": value}, page=page, name=name
             )
             transactions += used
-        removed, used = await store.write_pages(
-            staging.leftover_nodes(label, key), {"value": value}, page=page, name=name
+        removed, used = await write_pages(
+            store, staging.leftover_nodes(label, key), {"value": value}, page=page, name=name
         )
         nodes, transactions = nodes + removed, transactions + used
     return nodes, transactions

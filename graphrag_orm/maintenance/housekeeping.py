@@ -18,6 +18,7 @@ from graphrag_orm.maintenance.ownership import stamps_from_rows
 from graphrag_orm.maintenance.removal import WRITE_ATTEMPTS, BatchRemover
 from graphrag_orm.maintenance.removal_statements import delete_communities, delete_reports
 from graphrag_orm.store import Queries, StoreTransaction
+from graphrag_orm.store.paging import write_pages
 
 __all__ = ["Housekeeping"]
 
@@ -89,10 +90,10 @@ class Housekeeping:
         findings, reports = delete_reports(*self.remover.report_labels)
         store, page = self.remover.store, self.remover.page_size
         name = "maintenance.communities"
-        await store.write_pages(findings, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
-        removed_reports, _ = await store.write_pages(reports, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
+        await write_pages(store, findings, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
+        removed_reports, _ = await write_pages(store, reports, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
         communities = delete_communities(self.remover.community_label)
-        removed, _ = await store.write_pages(communities, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
+        removed, _ = await write_pages(store, communities, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
         finding, report = self.remover.report_labels
         staging = StagingStatements(self.remover.community_label, report, finding)
         await remove_leftovers(self.remover.store, staging, self.remover.page_size)

@@ -465,30 +465,6 @@ class Store:
                 await asyncio.sleep(backoff_seconds * 2**attempt)
         raise AssertionError("unreachable")
 
-    async def write_pages(
-        self,
-        cypher: str,
-        parameters: Mapping[str, Any],
-        *,
-        page: int,
-        name: str,
-        attempts: int = DEFAULT_WRITE_ATTEMPTS,
-    ) -> tuple[int, int]:
-        """Run a paged write until a page comes back short: ``cypher`` takes ``$page`` (at most
-        that many rows a transaction) and returns ``removed``; one committed transaction a page,
-        each retried as :meth:`write` retries. Returns (rows, transactions)."""
-        rows = transactions = 0
-        while True:
-
-            async def work(tx: StoreTransaction) -> int:
-                found = await tx.run(cypher, {**parameters, "page": page}, name=name)
-                return int(found.value("removed", 0))
-
-            done = await self.write(work, attempts=attempts)
-            rows, transactions = rows + done, transactions + 1
-            if done < page:
-                return rows, transactions
-
     async def execute(
         self, cypher: str, parameters: Mapping[str, Any] | None = None, *, name: str = "execute"
     ) -> Result:

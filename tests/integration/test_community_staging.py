@@ -62,10 +62,6 @@ class DiesAt:
 
         return await self._store.write(dying, **kwargs)
 
-    async def write_pages(self, *args: Any, **kwargs: Any) -> tuple[int, int]:
-        """The store's paged write, each page through :meth:`write` above (so it can die there)."""
-        return await Store.write_pages(cast(Store, self), *args, **kwargs)
-
 
 async def snapshot(facade: GraphRag) -> list[tuple[Any, ...]]:
     """What a reader sees: each community with its level, fingerprint, parent and members, and each report."""
