@@ -146,6 +146,10 @@ class LimitName(StrEnum):
     EXPANSION_TEXT = "ExpansionText"
     #: Rows of a Cypher expansion in a scoped retrieval that named a chunk, document or section outside the scope.
     EXPANSION_OUT_OF_SCOPE = "ExpansionOutOfScope"
+    #: Rows of a vouched expansion dropped for a node or key outside the tenant (graphrag_orm.store.fence).
+    EXPANSION_OUTSIDE_TENANT = "ExpansionOutsideTenant"
+    #: Rows of a vouched Cypher scope dropped for a node or key outside the tenant.
+    SCOPE_OUTSIDE_TENANT = "ScopeOutsideTenant"
     SCOPE_RANGES = "ScopeRanges"
     MAX_CHUNKS_PER_DOCUMENT = "MaxChunksPerDocument"
     STALE_RUNS = "StaleRuns"

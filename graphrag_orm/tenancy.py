@@ -15,7 +15,9 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import ConfigurationError, TenantError
@@ -28,6 +30,7 @@ __all__ = [
     "TENANT_PARAMETER",
     "TENANT_PROPERTY",
     "Tenant",
+    "VouchedTenant",
     "check_fenced",
     "refuse_in_tenanted_graph",
     "require_tenant",
@@ -84,6 +87,16 @@ class Tenant:
 
     def __str__(self) -> str:
         return self.value
+
+
+def _vouched(value: Any) -> str | None:
+    tenant = Tenant.of(value)
+    return None if tenant is None else tenant.value
+
+
+VouchedTenant = Annotated[str | None, BeforeValidator(_vouched)]
+"""An option's tenant the application vouches a Cypher query for (a scope, an expansion):
+a tenant id or ``None``; anything else is ``invalid-tenant`` (:mod:`graphrag_orm.store.fence`)."""
 
 
 def check_tenancy_mode(mode: Any) -> str:

@@ -44,6 +44,7 @@ from graphrag_orm.evidence import ContextItem, EvidenceItem
 from graphrag_orm.retrieval.options import CypherExpansion
 from graphrag_orm.retrieval.scope import ResolvedScope
 from graphrag_orm.store import Store
+from graphrag_orm.store.fence import TenantFence
 from graphrag_orm.store.sandbox import CypherSandbox, SandboxLimits
 from graphrag_orm.values import Limit, strings_in
 
@@ -97,12 +98,14 @@ async def expand(
     sandbox: CypherSandbox | None = None,
     *,
     named: str | None = None,
+    fence: TenantFence | None = None,
 ) -> tuple[list[ContextItem], list[Limit]]:
     """The expansion's rows as context items, and the limits they reached.
 
     ``named`` is the statement that looks strings up as keys
     (:attr:`~graphrag_orm.retrieval.statements.RetrievalStatements.named`); a scoped
-    retrieval needs it.
+    retrieval needs it. ``fence`` is the application's vouch in a tenanted graph
+    (:mod:`graphrag_orm.store.fence`); rows it drops are reported as ``ExpansionOutsideTenant``.
     """
     if scope is not None and not expansion.trusted:
         raise untrusted_expansion()
@@ -121,7 +124,7 @@ async def expand(
     )
     try:
         result = await (sandbox or CypherSandbox()).run(
-            store, expansion.cypher, parameters, limits=limits, name="retrieval.expansion"
+            store, expansion.cypher, parameters, limits=limits, name="retrieval.expansion", fence=fence
         )
     except QueryRefused as refused:
         raise RetrievalFailed(refused.code, f"the Cypher expansion was refused: {refused.message}") from refused
@@ -150,4 +153,6 @@ async def expand(
         reached.append(Limit(name=LimitName.EXPANSION_TEXT, value=MAX_TEXT_CHARS))
     if dropped:
         reached.append(Limit(name=LimitName.EXPANSION_OUT_OF_SCOPE, value=dropped))
+    if result.outside_tenant:
+        reached.append(Limit(name=LimitName.EXPANSION_OUTSIDE_TENANT, value=result.outside_tenant))
     return out, reached

@@ -12,6 +12,7 @@ from pydantic import Field, StringConstraints
 
 from graphrag_orm.evidence import Route, RouteName
 from graphrag_orm.retrieval.scope import Scope
+from graphrag_orm.tenancy import VouchedTenant
 from graphrag_orm.values import DEFAULT_QUESTION_CHARS, Options
 
 __all__ = [
@@ -78,6 +79,12 @@ class CypherExpansion(Options):
     it is refused with ``expansion-not-trusted`` before anything is sent. Trusted, every
     row that names a chunk, document or section outside the scope (its id anywhere in the
     row) is still dropped, and counted as ``ExpansionOutOfScope``.
+
+    In a tenanted graph an expansion runs only when the application vouches for it per
+    tenant: ``vouched_tenant`` is the store's tenant, and the query filters by ``$tenant``.
+    Unvouched it is ``tenant-refused``, vouched for another tenant ``tenant-mismatch``; its
+    rows holding another tenant's node or key are dropped and counted as
+    ``ExpansionOutsideTenant`` (:mod:`graphrag_orm.store.fence`). Untenanted, it is ignored.
     """
 
     cypher: str = Field(min_length=1, max_length=20_000)
@@ -85,6 +92,7 @@ class CypherExpansion(Options):
     timeout_seconds: float = Field(5.0, ge=0.1, le=60.0)
     max_rows: int = Field(50, ge=1, le=1_000)
     trusted: bool = False
+    vouched_tenant: VouchedTenant = None
 
 
 class RetrievalOptions(Options):
@@ -135,10 +143,18 @@ class RetrievalOptions(Options):
         return self.max_utf8_bytes if self.max_utf8_bytes is not None else self.max_items * ITEM_UTF8_BYTES
 
     def with_cypher_expansion(
-        self, cypher: str, parameters: dict[str, Any] | None = None, *, trusted: bool = False
+        self,
+        cypher: str,
+        parameters: dict[str, Any] | None = None,
+        *,
+        trusted: bool = False,
+        vouched_tenant: str | None = None,
     ) -> RetrievalOptions:
-        """A copy that runs ``cypher`` as a context expansion (validated); ``trusted`` lets it run in a scope."""
-        expansion = CypherExpansion(cypher=cypher, parameters=dict(parameters or {}), trusted=trusted)
+        """A copy that runs ``cypher`` as a context expansion (validated); ``trusted`` lets it run in a
+        scope, ``vouched_tenant`` in a tenanted graph (:class:`CypherExpansion`)."""
+        expansion = CypherExpansion(
+            cypher=cypher, parameters=dict(parameters or {}), trusted=trusted, vouched_tenant=vouched_tenant
+        )
         return self.model_copy(update={"expansion": expansion})
 
     def with_scope(self, scope: Scope | None) -> RetrievalOptions:

@@ -40,6 +40,7 @@ from graphrag_orm.errors import QueryRefused, ScopeError
 from graphrag_orm.retrieval.statements import METADATA_FIELDS, RetrievalStatements
 from graphrag_orm.store import Store
 from graphrag_orm.store.sandbox import CypherSandbox, SandboxLimits
+from graphrag_orm.tenancy import VouchedTenant
 from graphrag_orm.values import Limit, Options
 
 __all__ = [
@@ -101,6 +102,9 @@ class CypherScope(Options):
     """A read-only query returning ``documentId`` and optionally ``startByte`` and ``endByte``.
 
     It runs in the sandbox; ``max_ranges`` bounds the byte ranges kept (``ScopeRanges``).
+    In a tenanted graph it runs only when the application vouches for it per tenant
+    (``vouched_tenant``, as :class:`~graphrag_orm.retrieval.options.CypherExpansion`); its rows
+    outside the tenant are dropped and counted as ``ScopeOutsideTenant``.
     """
 
     kind: Literal["cypher"] = "cypher"
@@ -108,6 +112,7 @@ class CypherScope(Options):
     parameters: dict[str, Any] = Field(default_factory=dict)
     timeout_seconds: float = Field(10.0, ge=0.1, le=120.0)
     max_ranges: int = Field(DEFAULT_SCOPE_RANGES, ge=1, le=MAX_SCOPE_RANGES)
+    vouched_tenant: VouchedTenant = None
 
 
 Scope = Annotated[DocumentsScope | SectionsScope | MetadataScope | CypherScope, Field(discriminator="kind")]
@@ -252,6 +257,7 @@ class ScopeResolver:
                 scope.parameters,
                 limits=SandboxLimits(timeout_seconds=scope.timeout_seconds, max_rows=MAX_SCOPE_ROWS),
                 name="retrieval.scope.cypher",
+                fence=self.statements.fence(scope.vouched_tenant),
             )
         except QueryRefused as refused:
             raise ScopeError(refused.code, f"the Cypher scope was refused: {refused.message}") from refused
@@ -272,6 +278,8 @@ class ScopeResolver:
         existing, limits = await self._existing(sorted(collected))
         if result.truncated:
             limits = (Limit(name=LimitName.SCOPE_ROWS, value=MAX_SCOPE_ROWS), *limits)
+        if result.outside_tenant:
+            limits = (Limit(name=LimitName.SCOPE_OUTSIDE_TENANT, value=result.outside_tenant), *limits)
         ranges, cut = _bounded_ranges(collected, existing, scope.max_ranges)
         return await self._counted(scope.kind, ranges, (*limits, *cut))
 

@@ -287,7 +287,13 @@ class Retriever:
             context += neighbours(budget.items, neighbours_of, scope)
         if options.expansion is not None:
             rows, expansion_limits = await expand(
-                self.store, options.expansion, budget.items, scope, self.sandbox, named=self.statements.named
+                self.store,
+                options.expansion,
+                budget.items,
+                scope,
+                self.sandbox,
+                named=self.statements.named,
+                fence=self.statements.fence(options.expansion.vouched_tenant),
             )
             context += rows
             limits += expansion_limits

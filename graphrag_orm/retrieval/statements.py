@@ -31,8 +31,9 @@ from graphrag_orm.evidence import GROUNDING_PROPERTY
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.fusion import fuse_clause, hits_of
+from graphrag_orm.store.fence import TenantFence
 from graphrag_orm.store.names import StoredNames
-from graphrag_orm.tenancy import TENANT_PARAMETER, TENANT_PROPERTY
+from graphrag_orm.tenancy import TENANT_PARAMETER, TENANT_PROPERTY, Tenant
 
 
 class SearchPart(Protocol):
@@ -345,6 +346,27 @@ class RetrievalStatements:
             f"UNION ALL {spans[0]} UNION ALL {spans[1]} }} "
             "RETURN value, documentId, startByte, endByte"
         )
+
+    @functools.cached_property
+    def foreign_keys(self) -> str:
+        """``<name>.fence``: which of ``$values`` are the key of a document, section, chunk,
+        ingestion run or lease that is not ``$tenant``'s (another's, or none's): a vouched query's rows naming one are dropped
+        (:mod:`graphrag_orm.store.fence`). A tenanted layout's only."""
+        if not self.names.tenanted:
+            raise TypeError("only a tenanted layout fences caller Cypher")
+        outside = f"WHERE n.{TENANT_PROPERTY} IS NULL OR n.{TENANT_PROPERTY} <> ${TENANT_PARAMETER} RETURN 1 AS hit"
+        matches = " UNION ALL ".join(
+            f"MATCH (n:{node.label} {{{node.key}: value}}) {outside}"
+            for node in (self.names.document, self.names.section, self.names.chunk, self.names.run, self.names.lease)
+        )
+        return f"UNWIND $values AS value CALL (value) {{ {matches} }} RETURN DISTINCT value"
+
+    def fence(self, vouched: str | None) -> TenantFence | None:
+        """The fence of a caller's query vouched for ``vouched``: none untenanted, or unvouched
+        (the sandbox then refuses it in a tenanted graph)."""
+        if vouched is None or not self.names.tenanted:
+            return None
+        return TenantFence(Tenant(vouched), self.foreign_keys)
 
     @functools.cached_property
     def sections(self) -> str:

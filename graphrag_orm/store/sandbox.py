@@ -66,7 +66,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neo4j.exceptions import ClientError, DriverError, Neo4jError
 from neo4j.graph import Node, Path, Relationship
@@ -75,11 +75,13 @@ from neo4j.time import Date, DateTime, Duration, Time
 from pydantic import Field
 
 from graphrag_orm.codes import ErrorCode
-from graphrag_orm.errors import QueryRefused
+from graphrag_orm.errors import QueryRefused, TenantError
 from graphrag_orm.layout import DEFAULT_STAGING_PROPERTY
 from graphrag_orm.store.gate import CypherGate, check_vector_reads
 from graphrag_orm.store.store import Plan, Result, Store, StoreTransaction
-from graphrag_orm.tenancy import refuse_in_tenanted_graph
+
+if TYPE_CHECKING:
+    from graphrag_orm.store.fence import TenantFence
 from graphrag_orm.values import Options, strings_in
 
 __all__ = [
@@ -152,6 +154,8 @@ class SandboxResult:
     texts_cut: bool = False
     #: ``max_bytes`` stopped the read (``truncated`` is then set too).
     bytes_cut: bool = False
+    #: Rows a tenant's fence dropped (:mod:`graphrag_orm.store.fence`): outside the tenant.
+    outside_tenant: int = 0
 
     def __iter__(self) -> Any:
         return iter(self.rows)
@@ -325,32 +329,54 @@ class CypherSandbox:
         *,
         limits: SandboxLimits | None = None,
         name: str = "sandbox",
+        fence: TenantFence | None = None,
     ) -> SandboxResult:
         """The query's rows, bounded; :class:`QueryRefused` (``not-allowed``, ``invalid-query``,
         ``too-deep``, ``regex-not-allowed``, ``range-too-large``, ``vector-not-readable``,
         ``not-read-only``, ``unknown-name``, ``query-failed``, ``query-timeout``) otherwise. Sends nothing the
         text gate refused; returns or raises within ``timeout_seconds`` plus
-        :data:`DEADLINE_GRACE_SECONDS`."""
-        # Caller, model and expansion Cypher cannot be fenced to one tenant yet (docs/tenancy.md).
-        refuse_in_tenanted_graph(store.tenanted, "caller-supplied Cypher (a Cypher scope, an expansion, Text2Cypher)")
+        :data:`DEADLINE_GRACE_SECONDS`.
+
+        In a tenanted graph a query runs only with the application's ``fence`` for the store's
+        tenant (:mod:`graphrag_orm.store.fence`): without one ``tenant-refused``, for another
+        tenant ``tenant-mismatch``; its rows outside the tenant are dropped and counted in
+        ``outside_tenant``. Untenanted, ``fence`` changes nothing."""
+        if store.tenanted:
+            if fence is None:
+                raise TenantError(
+                    ErrorCode.TENANT_REFUSED,
+                    "caller-supplied Cypher (a Cypher scope, an expansion, Text2Cypher) runs in a tenanted graph "
+                    "only when the application vouches for it per tenant (vouched_tenant)",
+                )
+            fence.check(store.tenant, "caller-supplied Cypher")
+        else:
+            fence = None
         limits = limits or SandboxLimits()
         self.check(cypher, parameters)
         try:
             async with asyncio.timeout(limits.timeout_seconds + DEADLINE_GRACE_SECONDS):
-                result = await self._run(store, cypher, parameters, limits, name)
+                result, outside = await self._run(store, cypher, parameters, limits, name, fence)
         except TimeoutError as error:
             # Cancelled: the driver closed the connection rather than return it to the pool.
             raise _timeout(limits.timeout_seconds) from error
         plain = _Plain(limits.max_list_items, limits.max_text_chars, self.left_out)
         rows = tuple({key: plain.value(value) for key, value in record.items()} for record in result)
-        return SandboxResult(result.keys, rows, result.truncated, plain.lists_cut, plain.texts_cut, result.bytes_cut)
+        return SandboxResult(
+            result.keys, rows, result.truncated, plain.lists_cut, plain.texts_cut, result.bytes_cut, outside
+        )
 
     async def _run(
-        self, store: Store, cypher: str, parameters: Mapping[str, Any] | None, limits: SandboxLimits, name: str
-    ) -> Result:
+        self,
+        store: Store,
+        cypher: str,
+        parameters: Mapping[str, Any] | None,
+        limits: SandboxLimits,
+        name: str,
+        fence: TenantFence | None,
+    ) -> tuple[Result, int]:
         sent = False
 
-        async def work(tx: StoreTransaction) -> Result:
+        async def work(tx: StoreTransaction) -> tuple[Result, int]:
             nonlocal sent
             if self.vector_indexes:
                 indexed = await tx.run(_VECTOR_INDEXES, name=f"{name}.vector_indexes")
@@ -374,7 +400,9 @@ class CypherSandbox:
             if self.known_names is not None:
                 check_names(plan, self.known_names)
             sent = True
-            return await tx.run(cypher, parameters, name=name, max_rows=limits.max_rows, max_bytes=limits.max_bytes)
+            result = await tx.run(cypher, parameters, name=name, max_rows=limits.max_rows, max_bytes=limits.max_bytes)
+            # The fence reads in the query's transaction: the keys it checks are the graph the rows came from.
+            return await fence.keep(tx, result, name=name) if fence is not None else (result, 0)
 
         for attempt in range(2):
             sent = False

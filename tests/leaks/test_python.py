@@ -10,10 +10,10 @@ import pytest
 
 from graphrag_orm import GraphRag
 from graphrag_orm.answers import Disposition, Turn
-from graphrag_orm.codes import ErrorCode
+from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import DocumentNotResolved
 from graphrag_orm.evidence import Route
-from graphrag_orm.retrieval import DocumentsScope, RetrievalOptions
+from graphrag_orm.retrieval import CypherExpansion, CypherScope, DocumentsScope, RetrievalOptions
 from tests.leaks.corpus import (
     DOCUMENTS,
     OTHER,
@@ -58,6 +58,30 @@ async def test_a_scope_naming_the_other_tenants_documents_finds_nothing(own: Gra
     assert evidence.items == () and evidence.scope is not None
     assert (evidence.scope.documents, evidence.scope.chunks) == (0, 0)
     leaks.assert_none(evidence)
+
+
+# Vouched for OWN, but reading every tenant: the fence is all that stands between them.
+CARELESS = {
+    "expansion": RetrievalOptions(
+        expansion=CypherExpansion(
+            cypher="MATCH (d:Document)-[r]-(c:Chunk) RETURN d, r, c, c.id AS chunkId", vouched_tenant=OWN, max_rows=200
+        )
+    ),
+    "scope": RetrievalOptions(
+        scope=CypherScope(cypher="MATCH (d:Document) RETURN d.id AS documentId, d.title AS title", vouched_tenant=OWN)
+    ),
+}
+
+
+@pytest.mark.parametrize("query", sorted(CARELESS))
+async def test_vouched_cypher_that_reads_every_tenant_returns_nothing_of_the_other(
+    own: GraphRag, leaks: Leaks, query: str
+) -> None:
+    evidence = await own.retriever.retrieve(VAULT, CARELESS[query])
+    leaks.assert_none(evidence, asked=[VAULT])
+    assert found_own(serialised(evidence))
+    outside = LimitName.EXPANSION_OUTSIDE_TENANT if query == "expansion" else LimitName.SCOPE_OUTSIDE_TENANT
+    assert any(lim.name == outside and int(lim.value) > 0 for lim in evidence.limits_reached)
 
 
 async def answered(own: GraphRag, streamed: bool, question: str, history: tuple[Turn, ...]) -> list[Any]:

@@ -191,3 +191,18 @@ def test_the_cli_chain_of_a_tenanted_graph_has_the_tenancy_revision_and_a_derive
     ]
     assert len(created) == 1 and created[0].dimensions == 384
     assert ("tenant" in (created[0].filter_properties or ())) == (tenancy == "required")
+
+
+def test_the_fence_of_vouched_cypher_is_a_tenanted_layouts_only() -> None:
+    tenanted = RetrievalStatements(for_layout(TENANTED).names, "vectors", "texts", "cosine")
+    untenanted = RetrievalStatements(for_layout(Layout.DEFAULT).names, "vectors", "texts", "cosine")
+    foreign = tenanted.foreign_keys
+    # Another tenant's key, or a key of a node that carries no tenant, in each lexical label.
+    assert foreign.count("WHERE n.tenant IS NULL OR n.tenant <> $tenant") == 5
+    for label in ("Document", "Section", "Chunk", "IngestionRun"):
+        assert f"MATCH (n:{label} " in foreign
+    fence = tenanted.fence("acme")
+    assert fence is not None and fence.tenant.value == "acme" and fence.foreign_keys == foreign
+    assert tenanted.fence(None) is None and untenanted.fence("acme") is None
+    with pytest.raises(TypeError):
+        _ = untenanted.foreign_keys
