@@ -19,7 +19,7 @@ and ``tests/unit/test_facade_lazy.py`` hold both).
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from graphrag_orm.retrieval.routes import RetrievalRoute, RetrievalStage
     from graphrag_orm.schema import SchemaDefinition
     from graphrag_orm.sync import SyncGraphRag
-    from graphrag_orm.text2cypher import GraphQuestions, Text2CypherOptions
+    from graphrag_orm.text2cypher import GraphQuestions, TenantDatabases, Text2CypherOptions
 
 __all__ = ["GraphRag"]
 
@@ -120,6 +120,7 @@ class GraphRag:
         routes: Sequence[RetrievalRoute] = (),
         stages: Sequence[RetrievalStage] = (),
         tenant: Tenant | str | None = None,
+        graph_databases: TenantDatabases | Mapping[str, ConnectionSettings] | None = None,
     ) -> None:
         self.embedding_set = embedding_set
         #: An application's own retrieval routes and stages (a reranker), named in ``options.retrieval``.
@@ -166,7 +167,8 @@ class GraphRag:
         self.catalog: CatalogService
         # Answers need a chat client; without one (None), retrieval still works.
         self.answers: AnswersService | None
-        #: Questions about the graph (Text2Cypher); None unless ``text2cypher`` options were given.
+        #: Questions about the graph (Text2Cypher); None unless ``text2cypher`` options were given
+        #: (in a tenanted graph: unless the bound tenant has its own database in ``graph_databases``).
         self.graph: GraphQuestions | None
         #: Questions about the whole corpus from the ontology's community reports (map and
         #: reduce by the chat model, or offline by word overlap when the chat client is a
@@ -177,9 +179,18 @@ class GraphRag:
         # collide still fails in the constructor (ValueError), not on first use.
         self._expected_schema: list[SchemaDefinition] = Schema.definitions(layout, embedding_set)
         # Text2Cypher runs model-written queries: off unless asked for, and never without a model.
-        if text2cypher is not None:
-            # A tenant that needs graph questions needs its own database (docs/tenancy.md).
-            refuse_in_tenanted_graph(layout.tenanted, "Text2Cypher")
+        # In a tenanted graph only on each tenant's own database (docs/tenancy.md).
+        if graph_databases is not None:
+            from graphrag_orm.text2cypher.tenants import TenantDatabases
+
+            if not isinstance(graph_databases, TenantDatabases):
+                graph_databases = TenantDatabases(graph_databases)
+        self._graph_databases = graph_databases
+        self._owns_graph_databases = True
+        if graph_databases is not None and not layout.tenanted:
+            raise ConfigurationError(ErrorCode.INVALID_OPTION, "graph_databases is for a tenanted layout")
+        if text2cypher is not None and graph_databases is None:
+            refuse_in_tenanted_graph(layout.tenanted, "Text2Cypher on the shared graph")
         if text2cypher is not None and chat is None:
             raise ConfigurationError(ErrorCode.INVALID_OPTION, "text2cypher needs a chat client (GraphRag(chat=...))")
 
@@ -225,6 +236,7 @@ class GraphRag:
         bound.tenant = chosen
         bound.store = self.store.for_tenant(chosen)
         bound._driver = None  # the driver is this object's: the view never closes it
+        bound._owns_graph_databases = False  # nor the tenants' own databases
         bound._sync = None
         # Built on first access: rendering its statements costs milliseconds, and a
         # request's view mostly reads (a view of a view may not have built it yet).
@@ -276,9 +288,15 @@ class GraphRag:
     def _build_graph(self) -> GraphQuestions | None:
         if self._text2cypher is None or self.chat is None:
             return None
-        from graphrag_orm.text2cypher import GraphQuestions
+        from graphrag_orm.text2cypher import GraphQuestions, TenantGraphQuestions
 
-        return GraphQuestions(self.store, self.model, self.chat, self._text2cypher, self.ontology)
+        if not self.layout.tenanted:
+            return GraphQuestions(self.store, self.model, self.chat, self._text2cypher, self.ontology)
+        databases = self._graph_databases
+        if databases is None or self.tenant is None or self.tenant not in databases:
+            return None  # no database of the tenant's own: no graph questions
+        own = for_layout(self.layout.replace(tenancy="off"))
+        return TenantGraphQuestions(databases, self.tenant, own, self.chat, self._text2cypher, self.ontology)
 
     def _build_global_answers(self) -> GlobalAnswers | None:
         if self.ontology is None:
@@ -334,6 +352,8 @@ class GraphRag:
         await check_vector_index(self.store, self.layout, self.embedding_set)
 
     async def close(self) -> None:
+        if self._graph_databases is not None and self._owns_graph_databases:
+            await self._graph_databases.close()
         driver, self._driver = self._driver, None
         self.store.unbind()
         detach_neomodel(driver)

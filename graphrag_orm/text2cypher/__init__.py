@@ -19,6 +19,7 @@ from graphrag_orm.text2cypher.prompt import (
 )
 from graphrag_orm.text2cypher.schema_text import schema_text
 from graphrag_orm.text2cypher.service import GraphQuestions
+from graphrag_orm.text2cypher.tenants import MAX_TENANT_DATABASES, TenantDatabases, TenantGraphQuestions
 from graphrag_orm.text2cypher.values import GraphAnswer, GraphReceipt
 
 __all__ = [
@@ -27,10 +28,13 @@ __all__ = [
     "GRAPH_SCHEMA_NAME",
     "MAX_GRAPH_ROWS",
     "MAX_QUESTION_CHARS",
+    "MAX_TENANT_DATABASES",
     "GraphAnswer",
     "GraphQuestions",
     "GraphReceipt",
     "GraphReply",
+    "TenantDatabases",
+    "TenantGraphQuestions",
     "Text2CypherOptions",
     "graph_request",
     "parse_graph_reply",

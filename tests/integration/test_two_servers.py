@@ -6,21 +6,27 @@ default, home ``home-test-second``), started for this module and stopped after i
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
 
 from graphrag_orm import GraphRag, Sources
-from graphrag_orm.chat import ExtractiveChat
+from graphrag_orm.chat import ExtractiveChat, ScriptedChat
 from graphrag_orm.chat.extractive import NO_MODEL_NOTE
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.errors import ConfigurationError, DatabaseUnavailable, QuestionRefused, TenantError
+from graphrag_orm.layout import Layout
 from graphrag_orm.localdb import LocalDbSettings, start, stop
 from graphrag_orm.migrate import Chain, Migrator
 from graphrag_orm.store import StatementEvent
 from graphrag_orm.store.connection import ConnectionSettings, open_store
+from graphrag_orm.text2cypher import Text2CypherOptions
 from tests.database import claim_database, wipe_data
 
 pytestmark = pytest.mark.slow
@@ -53,11 +59,14 @@ async def second_server() -> AsyncIterator[ConnectionSettings]:
         stop(local)
 
 
-def offline_rag() -> GraphRag:
+def offline_rag(tenant: str | None = None) -> GraphRag:
+    """An offline facade; with ``tenant``, of the tenanted layout, bound to it."""
     return GraphRag(
         embedding_set=OFFLINE_EMBEDDING_SET,
         embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
         chat=ExtractiveChat(),
+        layout=Layout.DEFAULT.replace(tenancy="required" if tenant else "off"),
+        tenant=tenant,
     )
 
 
@@ -106,3 +115,82 @@ async def test_two_facades_on_two_servers_ingest_and_answer_side_by_side(
         await wipe_data(cleanup)
     finally:
         await cleanup.driver.close()
+
+
+def text2cypher_rag(**extra: Any) -> GraphRag:
+    """A tenanted graph's facade whose model always writes the same unfenced query."""
+    query = "MATCH (c:Chunk) RETURN c.text AS text ORDER BY text"
+    return GraphRag(
+        embedding_set=OFFLINE_EMBEDDING_SET,
+        embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+        chat=ScriptedChat(lambda request: json.dumps({"cypher": query, "insufficient": None})),
+        layout=Layout.DEFAULT.replace(tenancy="required"),
+        text2cypher=Text2CypherOptions(),
+        **extra,
+    )
+
+
+async def test_a_tenants_graph_questions_run_on_its_own_database_never_the_shared_graph(
+    tenanted_graph: None, neo4j_settings: ConnectionSettings, second_server: ConnectionSettings
+) -> None:
+    # The shared, tenanted graph: two tenants, a secret each.
+    for tenant in ("acme", "globex"):
+        writer = await offline_rag(tenant).connect(neo4j_settings, neomodel=False)
+        try:
+            await writer.ingestion.ingest([Sources.text("vault", f"The shared vault code is {tenant}-SHARED-7731.")])
+        finally:
+            await writer.close()
+    # acme's own database: its documents and nothing of anyone else's.
+    own = await offline_rag(None).connect(second_server, neomodel=False)
+    try:
+        await own.ingestion.ingest([Sources.text("vault", "acme keeps its own vault code ACME-OWN-5150.")])
+    finally:
+        await own.close()
+
+    rag = await text2cypher_rag(graph_databases={"acme": second_server}).connect(neo4j_settings, check_schema=False)
+    try:
+        assert rag.graph is None  # no tenant bound: no graph questions
+        assert rag.for_tenant("globex").graph is None  # no database of its own
+        acme = rag.for_tenant("acme")
+        assert acme.graph is not None
+        answer = await acme.graph.ask("Which vault codes are stored?")
+        assert answer.answered, answer.message
+        assert [row["text"] for row in answer.rows] == ["acme keeps its own vault code ACME-OWN-5150."]
+        shown = json.dumps(answer.model_dump(mode="json"))
+        assert "SHARED" not in shown and "globex" not in shown
+        with pytest.raises(QuestionRefused):
+            await rag.for_tenant("acme").graph.ask("")  # type: ignore[union-attr]
+        await acme.close()  # a view leaves the tenants' databases open
+        again = await rag.for_tenant("acme").graph.ask("Which vault codes are stored?")  # type: ignore[union-attr]
+        assert again.rows == answer.rows
+    finally:
+        await rag.close()
+        cleanup = await open_store(second_server)
+        try:
+            await wipe_data(cleanup)
+        finally:
+            await cleanup.driver.close()
+
+
+async def test_text2cypher_in_a_tenanted_graph_needs_each_tenants_database() -> None:
+    with pytest.raises(TenantError) as shared:
+        text2cypher_rag()
+    assert shared.value.code == ErrorCode.TENANT_REFUSED
+    with pytest.raises(ConfigurationError) as untenanted:
+        GraphRag(
+            embedding_set=OFFLINE_EMBEDDING_SET,
+            embedder=HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions),
+            chat=ExtractiveChat(),
+            graph_databases={"acme": ConnectionSettings()},
+        )
+    assert untenanted.value.code == ErrorCode.INVALID_OPTION
+    with pytest.raises(TenantError) as invalid:
+        text2cypher_rag(graph_databases={"acme' OR 1=1": ConnectionSettings()})
+    assert invalid.value.code == ErrorCode.INVALID_TENANT
+    unreachable = text2cypher_rag(graph_databases={"acme": ConnectionSettings(uri="bolt://127.0.0.1:9")})
+    graph = unreachable.for_tenant("acme").graph
+    assert graph is not None
+    with pytest.raises(DatabaseUnavailable) as down:
+        await graph.ask("Which vault codes are stored?")
+    assert down.value.code == ErrorCode.DATABASE_UNAVAILABLE
+    await unreachable.close()
