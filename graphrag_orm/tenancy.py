@@ -33,6 +33,7 @@ __all__ = [
     "VouchedTenant",
     "check_fenced",
     "refuse_in_tenanted_graph",
+    "require_administrative",
     "require_tenant",
     "statement_parameters",
     "tenancy_from_env",
@@ -156,6 +157,17 @@ def require_tenant(tenanted: bool, tenant: Tenant | None, what: str) -> None:
         raise TenantError(
             ErrorCode.TENANT_REQUIRED,
             f"{what} of a tenanted graph needs a tenant (tenant=..., or a GraphRag bound to one)",
+        )
+
+
+def require_administrative(tenanted: bool, tenant: Tenant | None, what: str) -> None:
+    """Raise ``tenant-refused`` unless the store is an operator's: built without tenancy and bound
+    to no tenant. A read across tenants (``what``) never runs on a tenant's store or a surface's."""
+    if tenanted or tenant is not None:
+        raise TenantError(
+            ErrorCode.TENANT_REFUSED,
+            f"{what} is an administrative read across tenants: run it on a store built without tenancy, "
+            "never on a tenant's",
         )
 
 

@@ -66,6 +66,7 @@ _COMMANDS: dict[str, _Lazy] = {
     "orphans": _Lazy("maintain", "orphans"),
     "fail-stale-runs": _Lazy("maintain", "fail_stale_runs"),
     "remove-tenant": _Lazy("maintain", "remove_tenant"),
+    "tenants": _Lazy("maintain", "tenants"),
     "documents": _Lazy("catalog", "documents"),
     "runs": _Lazy("catalog", "runs"),
     "show": _Lazy("catalog", "show"),
@@ -153,6 +154,9 @@ UNFENCED_COMMANDS = frozenset({"graph"})
 #: Groups whose subcommands decide for themselves whether they need a tenant (``reembed``:
 #: each tenant's plan needs one, ``reembed status`` reads across tenants and takes none).
 SPLIT_COMMANDS = frozenset({"reembed"})
+#: Commands that read across every tenant (the operator's): they take no tenant, and one given is
+#: ``tenant-refused``.
+ACROSS_TENANTS_COMMANDS = frozenset({"tenants"})
 
 
 @app.callback()
@@ -185,7 +189,7 @@ def _bind_tenant(value: str | None, command: str | None) -> None:
     import os
 
     from graphrag_orm.codes import ErrorCode
-    from graphrag_orm.tenancy import Tenant, refuse_in_tenanted_graph, tenancy_from_env
+    from graphrag_orm.tenancy import Tenant, refuse_in_tenanted_graph, require_administrative, tenancy_from_env
 
     # The error line is _common's, imported only on failing: `neo4j` and `ingest` load what they need alone.
     try:
@@ -195,11 +199,13 @@ def _bind_tenant(value: str | None, command: str | None) -> None:
             os.environ[TENANT_ENV] = tenant.value
         if command in UNFENCED_COMMANDS:
             refuse_in_tenanted_graph(tenanted, f"graphrag-orm {command}")
+        if command in ACROSS_TENANTS_COMMANDS and tenant is not None:
+            require_administrative(False, tenant, f"graphrag-orm {command}")
     except GraphRagError as error:
         from graphrag_orm.cli._common import fail
 
         fail(error.message, error.code)
-    exempt = ADMINISTRATIVE_COMMANDS | SPLIT_COMMANDS
+    exempt = ADMINISTRATIVE_COMMANDS | SPLIT_COMMANDS | ACROSS_TENANTS_COMMANDS
     if tenanted and tenant is None and command is not None and command not in exempt:
         from graphrag_orm.cli._common import fail
 

@@ -1,5 +1,5 @@
 """``graphrag-orm check``, ``remove DOCUMENT``, ``reset [--run ID]... [--document DOCUMENT]... [--yes]``,
-``orphans``, ``fail-stale-runs``, ``remove-tenant [--batch-size N] [--dry-run] [--yes]``.
+``orphans``, ``fail-stale-runs``, ``remove-tenant [--batch-size N] [--dry-run] [--yes]``, ``tenants``.
 
 The services are built from the environment: NEO4J_* for the connection, the default
 layout, and the embedding set of GRAPHRAG_EMBEDDING_MODEL and
@@ -14,7 +14,8 @@ ingested from. A refusal ends the command with its code and exit code 1.
 
 In a tenanted graph (GRAPHRAG_TENANCY=required) every command is the tenant's that
 ``--tenant`` / GRAPHRAG_TENANT names: it reads, counts and removes that tenant's nodes only,
-and ``remove-tenant`` removes that tenant whole (docs/tenancy.md).
+and ``remove-tenant`` removes that tenant whole (docs/tenancy.md); ``tenants`` reads across
+every tenant (the operator's read) and takes no tenant.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ from graphrag_orm.cli._common import (
     console,
     fail,
     load_ontology,
+    print_json,
     resolve_documents,
     run,
+    with_database,
     with_graphrag,
 )
 from graphrag_orm.codes import ErrorCode
@@ -51,6 +54,7 @@ from graphrag_orm.maintenance import (
     TenantRemovalReport,
 )
 from graphrag_orm.maintenance.options import check_tenant_batch
+from graphrag_orm.reembedding.tenants import DEFAULT_LISTED_TENANTS, MAX_LISTED_TENANTS
 
 __all__ = [
     "check",
@@ -294,6 +298,37 @@ def remove_tenant(
     if not report.complete:
         console.print(f"left: {tenant_summary(report.left)} (written meanwhile): run it again to finish")
         raise typer.Exit(1)
+
+
+def tenants(
+    limit: int = typer.Option(
+        DEFAULT_LISTED_TENANTS, "--limit", min=1, max=MAX_LISTED_TENANTS, help="Tenants listed (all are counted)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the overview as JSON."),
+) -> None:
+    """A tenanted graph's tenants, counted, and the nodes that belong to none (the operator's read).
+
+    Reads across tenants, so it takes no --tenant. Exit code 0, or 2 when lexical nodes carry
+    no tenant (no tenant's maintenance reaches them).
+    """
+    from graphrag_orm.cli.migrations import LAYOUTS, _tenanted
+    from graphrag_orm.maintenance.tenants import tenants_overview
+
+    if not _tenanted():
+        fail("graphrag-orm tenants is of a tenanted graph (GRAPHRAG_TENANCY=required)", ErrorCode.INVALID_OPTION)
+    layout = LAYOUTS["default"].replace(tenancy="required")
+    overview = run(with_database(lambda store: tenants_overview(store, layout, limit=limit)))
+    if as_json:
+        print_json(overview.to_json())
+    else:
+        for entry in overview.shown:
+            console.print(f"  {entry.tenant}: {tenant_summary(entry)}", markup=False, soft_wrap=True)
+        more = f" ({len(overview.shown)} shown)" if overview.limits_reached else ""
+        console.print(f"{counted(overview.tenants, 'tenant')}{more}")
+        if not overview.clean:
+            console.print(f"without a tenant: {tenant_summary(overview.untenanted)}")
+    if not overview.clean:
+        raise typer.Exit(2)
 
 
 def orphans(ontology: str | None = OntologyOption) -> None:

@@ -17,12 +17,12 @@ from pydantic import Field
 
 from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.embeddings import EmbeddingSet
-from graphrag_orm.errors import ConfigurationError, TenantError
+from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.layout import DEFAULT_STAGING_PROPERTY, Layout, validate_identifier
 from graphrag_orm.models import for_layout
 from graphrag_orm.reembedding.statements import chunk_conditions
 from graphrag_orm.store import Store
-from graphrag_orm.tenancy import TENANT_PROPERTY
+from graphrag_orm.tenancy import TENANT_PROPERTY, require_administrative
 from graphrag_orm.values import Limit, Value
 
 __all__ = [
@@ -110,12 +110,7 @@ async def progress_by_tenant(
             ErrorCode.INVALID_OPTION,
             "progress by tenant is of a tenanted layout; an untenanted graph's progress is plan(...).preview()",
         )
-    if store.tenanted or store.tenant is not None:
-        raise TenantError(
-            ErrorCode.TENANT_REFUSED,
-            "progress across tenants is an administrative read: run it on a store built without tenancy, "
-            "never on a tenant's",
-        )
+    require_administrative(store.tenanted, store.tenant, "progress across tenants")
     if not 1 <= limit <= MAX_LISTED_TENANTS:
         raise ConfigurationError(
             ErrorCode.INVALID_OPTION, f"limit must be 1 to {MAX_LISTED_TENANTS:,} tenants (got {limit})"

@@ -19,8 +19,11 @@ from pathlib import Path
 import pytest
 
 from graphrag_orm import GraphRag, Sources
+from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings import EmbeddingSet
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
+from graphrag_orm.errors import ConfigurationError, TenantError
+from graphrag_orm.maintenance.tenants import tenants_overview
 from graphrag_orm.reembedding import Reembedding
 from graphrag_orm.store import Store
 from graphrag_orm.tenancy import TENANCY_ENV, TENANT_ENV
@@ -242,3 +245,43 @@ async def test_each_tenant_reembeds_its_own_and_status_says_when_to_cut_over(
 async def held_chunks(store: Store, tenant: str) -> int:
     result = await store.read("MATCH (c:Chunk {tenant: $t}) RETURN count(c) AS n", {"t": tenant})
     return int(result.value("n"))
+
+
+async def test_the_operator_lists_every_tenant_and_the_nodes_of_none(
+    tenants: dict[str, GraphRag],  # noqa: F811 (the fixture)
+    store: Store,
+) -> None:
+    for name, facade in tenants.items():
+        await facade.ingestion.ingest(sources(name, extra=1 if name == "acme" else 3))
+    expected = {name: await tenants[name].maintenance.preview_tenant() for name in tenants}
+    overview = await tenants_overview(store, TENANTED, limit=2)
+    assert overview.tenants == len(tenants) and overview.clean
+    assert [entry.tenant for entry in overview.shown] == sorted(tenants)[:2]
+    for entry in overview.shown:
+        assert entry.model_dump(exclude={"tenant"}) == expected[str(entry.tenant)].model_dump()
+    assert [limit.name for limit in overview.limits_reached] == ["MaxListed"]
+
+    # A chunk and a document written without a tenant: no tenant's maintenance reaches them.
+    await store.execute("CREATE (:Document {id: 'stray-document'}), (:Chunk {id: 'stray-chunk'})")
+    code, out, _ = await cli("tenants")
+    assert code == 2
+    lines = out.strip().splitlines()
+    assert lines[-2] == f"{len(tenants)} tenants"
+    assert lines[-1] == "without a tenant: 1 document, 0 sections, 1 chunk, 0 runs and 0 leases"
+    assert lines[0].strip().startswith("acme: 3 documents")
+    code, out, _ = await cli("tenants", "--json")
+    listed = json.loads(out)
+    assert code == 2 and listed["tenants"] == len(tenants) and listed["untenanted"]["chunks"] == 1
+    # Nothing in it but counts and tenant ids: no text, title, URI or node id.
+    assert "stray" not in out and "text:" not in out and "handbook" not in out.lower()
+
+    # A tenant's store, a tenant given on the command line, an untenanted graph: refused, nothing read.
+    with pytest.raises(TenantError) as bound:
+        await tenants_overview(tenants["acme"].store, TENANTED)
+    assert bound.value.code == ErrorCode.TENANT_REFUSED
+    code, _, err = await cli("--tenant", "acme", "tenants")
+    assert code == 1 and err.strip().endswith("(tenant-refused)")
+    code, _, err = await cli("tenants", tenanted=False)
+    assert code == 1 and err.strip().endswith("(invalid-option)")
+    with pytest.raises(ConfigurationError):
+        await tenants_overview(store, TENANTED.replace(tenancy="off"))

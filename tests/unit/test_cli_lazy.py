@@ -28,6 +28,7 @@ COMMANDS = [
     "orphans",
     "fail-stale-runs",
     "remove-tenant",
+    "tenants",
     "documents",
     "runs",
     "show",
