@@ -22,6 +22,9 @@ query prefix), chunks as passages. The embedder's throughput on the corpus's chu
 (texts/s of wall time and per CPU-second, after a warm-up) is printed beside the table. ``--only-defaults`` runs only
 graphrag-orm's defaults and its vector route; ``--only TEXT`` the defaults and the
 configurations whose name holds TEXT; ``--no-neo4j-graphrag`` leaves the peer out.
+``--devset DIR`` asks another dev set's questions on its corpus (default ``examples/devset``;
+e.g. ``examples/devset2``, Frankenstein): the folder's ``cases.jsonl`` and its one ``.txt``,
+ingested as ``https://example.org/graphrag-orm/<folder>/<file>``, the URI its cases expect.
 
 Per kind of question (the id's prefix): coverage (required phrases found in the first
 10 items), recall@10 (a required phrase in the first 10) and MRR; unanswerable
@@ -151,6 +154,15 @@ def window_configurations() -> list[tuple[str, RetrievalOptions]]:
     ]
 
 
+def corpus_of(devset: Path) -> tuple[Path, str]:
+    """A dev set's corpus (the one ``.txt`` in its folder) and the document URI its cases expect:
+    ``https://example.org/graphrag-orm/<folder>/<file>``, as ``CORPUS_URI`` for the first set."""
+    texts = sorted(devset.glob("*.txt"))
+    if len(texts) != 1:
+        raise SystemExit(f"{devset}: a dev set holds one corpus (.txt), found {len(texts)}")
+    return texts[0], f"https://example.org/graphrag-orm/{devset.resolve().name}/{texts[0].name}"
+
+
 def kind_of(case_id: str) -> str:
     return case_id.split("-", 1)[0]
 
@@ -175,7 +187,7 @@ def summarise(results: Sequence[CaseResult]) -> dict[str, dict[str, float | int]
     return table
 
 
-async def ingest(store: Store, embedder: LocalEmbedder) -> int:
+async def ingest(store: Store, embedder: LocalEmbedder, devset: Path = DEVSET) -> int:
     # The toolkit's chain declares the offline set's vector index on the same property: swap it for MiniLM's.
     await reset_database(store)
     for row in await store.read("SHOW VECTOR INDEXES YIELD name RETURN name", name="bench.vector-indexes"):
@@ -191,7 +203,8 @@ async def ingest(store: Store, embedder: LocalEmbedder) -> int:
         options=IngestionOptions(),
     )
     began = time.perf_counter()
-    receipt = await service.ingest([Sources.file(DEVSET / "pride-and-prejudice.txt", uri=CORPUS_URI)])
+    corpus, uri = corpus_of(devset)
+    receipt = await service.ingest([Sources.file(corpus, uri=uri)])
     await store.execute("CALL db.awaitIndexes(300)", name="bench.await-indexes")
     print(f"ingested {receipt.chunks_written} chunks in {time.perf_counter() - began:.0f} s ({receipt.failed} failed)")
     return receipt.chunks_written
@@ -217,7 +230,7 @@ def neo4j_graphrag(questions: Path, settings: ConnectionSettings, retriever: Ret
 
 
 async def score_theirs(
-    cases: Sequence[EvalCase], ranked: Sequence[Sequence[str]], stored: StoredChunks
+    cases: Sequence[EvalCase], ranked: Sequence[Sequence[str]], stored: StoredChunks, uri: str = CORPUS_URI
 ) -> list[CaseResult]:
     """Each case's metrics from another retriever's chunk ids, on the stored chunks' text."""
     results = []
@@ -226,8 +239,8 @@ async def score_theirs(
         items = tuple(
             EvidenceItem(
                 chunk_id=chunk_id,
-                document_id=CORPUS_URI,
-                source_uri=CORPUS_URI,
+                document_id=uri,
+                source_uri=uri,
                 text=chunks[chunk_id].text,
                 start_byte=chunks[chunk_id].start_byte,
                 end_byte=chunks[chunk_id].end_byte,
@@ -255,7 +268,7 @@ def render(rows: Sequence[tuple[str, dict[str, dict[str, float | int]]]]) -> str
 
 
 async def main(args: argparse.Namespace) -> str:
-    cases = load_cases(DEVSET / "cases.jsonl")
+    cases = load_cases(args.devset / "cases.jsonl")
     counts = {kind: sum(1 for c in cases if kind_of(c.id or "") == kind) for kind in KINDS}
     print(f"{len(cases)} cases: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
     embedder = LocalEmbedder(args.model, threads=args.threads, long_texts=args.long_texts)
@@ -268,7 +281,7 @@ async def main(args: argparse.Namespace) -> str:
                 f"server: Neo4j {await server_version(store)} at {settings.uri}; "
                 f"embedder {embedder.model_name} (long texts: {embedder.long_texts})"
             )
-            await ingest(store, embedder)
+            await ingest(store, embedder, args.devset)
             await throughput(store, embedder)
             model = for_layout(Layout.DEFAULT)
             extra = []
@@ -304,7 +317,7 @@ async def main(args: argparse.Namespace) -> str:
             questions_file.write_text(json.dumps(questions), encoding="utf-8")
             theirs = neo4j_graphrag(questions_file, settings, retriever)
             for key, label in (("vector", "VectorRetriever"), ("hybrid", "HybridRetriever")):
-                results = await score_theirs(cases, theirs[key], stored)
+                results = await score_theirs(cases, theirs[key], stored, corpus_of(args.devset)[1])
                 rows.append((f"neo4j-graphrag 1.22 {label}", summarise(results)))
         finally:
             await driver.close()
@@ -339,6 +352,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=7706)
     parser.add_argument("--home", default="home-retr")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument(
+        "--devset",
+        type=Path,
+        default=DEVSET,
+        help="the dev set's folder: its cases.jsonl and its one .txt corpus (default: examples/devset)",
+    )
     parser.add_argument(
         "--model",
         default=(os.environ.get("GRAPHRAG_EMBEDDING_MODEL") or "").strip() or DEFAULT_MODEL,

@@ -1,9 +1,10 @@
 """Two retrieval variants tried on the dev set before building them: clause search and a diversity pass.
 
     .venv/bin/python benchmarks/relevance/variants.py [--model e5-small-v2-int8] [--port 7706] [--home home-retr]
+        [--devset examples/devset2]
 
 Each wraps the toolkit's ``Retriever`` (its defaults) and is scored by the evaluation harness at
-k = 10 on ``examples/devset``, beside the defaults, per kind of question:
+k = 10 on ``examples/devset`` (or ``--devset DIR``, as ``run.py``), beside the defaults, per kind of question:
 
 - **clause search**: a question of several clauses ("Who invited Lydia to Brighton, and what did
   she write to that friend?") is cut at ``;``, ``:``, ``?`` and at an "and" that begins a new
@@ -16,7 +17,8 @@ k = 10 on ``examples/devset``, beside the defaults, per kind of question:
   the ones taken, the similarity being the Jaccard index of their content words.
 
 The local server (port 7706, home ``home-retr``, as ``run.py``) keeps the dev set's graph between
-runs: it is ingested (with ``run.py``'s ingestion) only when fewer than 400 chunks are stored.
+runs: it is ingested (with ``run.py``'s ingestion) only when the stored document is not the set's
+corpus or it has fewer chunks than one per 4 KiB of the corpus (an ingestion cut short).
 Results: docs/benchmarks.md, "Clause search and a diversity pass, tried".
 """
 
@@ -141,7 +143,8 @@ class Diversity:
 
 
 async def main(args: argparse.Namespace) -> None:
-    cases = load_cases(relevance.DEVSET / "cases.jsonl")
+    cases = load_cases(args.devset / "cases.jsonl")
+    corpus, uri = relevance.corpus_of(args.devset)
     print(f"{sum(1 for c in cases if clauses(c.question))} of {len(cases)} questions have several clauses")
     embedder = LocalEmbedder(args.model)
     with BenchServer(port=args.port, home=args.home) as server:
@@ -149,8 +152,9 @@ async def main(args: argparse.Namespace) -> None:
         store = Store(driver, database=server.settings.database)
         try:
             stored_chunks = (await store.read("MATCH (c:Chunk) RETURN count(c) AS n", name="bench.count")).value("n")
-            if stored_chunks < 400:
-                await relevance.ingest(store, embedder)
+            uris = await store.read("MATCH (d:Document) RETURN d.sourceUri AS uri", name="bench.documents")
+            if [row["uri"] for row in uris] != [uri] or stored_chunks < corpus.stat().st_size // 4096:
+                await relevance.ingest(store, embedder, args.devset)
             model = for_layout(Layout.DEFAULT)
             retriever = Retriever(store, model, embedder.embedding_set(), embedder)
             stored = StoredChunks(store, model)
@@ -176,4 +180,7 @@ if __name__ == "__main__":
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--port", type=int, default=7706)
     parser.add_argument("--home", default="home-retr")
+    parser.add_argument(
+        "--devset", type=Path, default=relevance.DEVSET, help="the dev set's folder (default: examples/devset)"
+    )
     asyncio.run(main(parser.parse_args()))
