@@ -158,3 +158,15 @@ def test_communities_reports_global_answers_and_resolution_are_refused_in_a_tena
         with pytest.raises(TenantError) as refused:
             build()
         assert refused.value.code == ErrorCode.TENANT_REFUSED
+
+
+def test_a_tenanted_facade_with_an_ontology_fences_its_knowledge_and_refuses_the_reports() -> None:
+    from graphrag_orm.evaluation.global_cases import GlobalEvaluator
+    from tests.support.tenancy import tenanted_rag
+
+    rag = tenanted_rag("acme", ontology=generic.ONTOLOGY)
+    assert rag.ingestion.writer.knowledge is not None  # extraction is no longer refused
+    assert rag.global_answers is None
+    with pytest.raises(TenantError) as refused:
+        GlobalEvaluator(rag)
+    assert refused.value.code == ErrorCode.TENANT_REFUSED
