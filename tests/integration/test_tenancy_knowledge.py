@@ -22,16 +22,19 @@ from graphrag_orm.chat import ScriptedChat
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import SchemaMismatch
 from graphrag_orm.evidence import Route
+from graphrag_orm.extraction.statements import retract_statements
 from graphrag_orm.knowledge import KnowledgeReads
 from graphrag_orm.layout import Layout
 from graphrag_orm.maintenance import ResetScope
+from graphrag_orm.maintenance.knowledge_graph import KnowledgeGraphMaintenance
 from graphrag_orm.ontology import entity_id, tenant_thing_id
+from graphrag_orm.ontology.facts import fact_statements
 from graphrag_orm.retrieval import Retrievers
 from graphrag_orm.retrieval.graph import GraphRoute
 from graphrag_orm.retrieval.lucene import to_query
 from graphrag_orm.retrieval.options import GraphOptions
 from graphrag_orm.sources import Source
-from graphrag_orm.store import Store
+from graphrag_orm.store import Store, StoreTransaction
 from tests.integration.knowledge_support import BIKES, entity, fact, scripted
 from tests.integration.knowledge_support import ontology_schema as knowledge_schema
 from tests.integration.test_tenancy_maintenance import everything_but
@@ -98,13 +101,15 @@ async def rows(store: Store, query: str, **parameters: Any) -> list[dict[str, An
 
 
 async def plant_crossing_edges(store: Store, tenant: str) -> None:
-    """A fact from ``tenant``'s BC-310 to the other's supplier, and the other's supplier mentioned in
-    ``tenant``'s chunks: edges no fenced writer makes, which ``tenant``'s reads must still never follow."""
+    """A fact from ``tenant``'s BC-310 to the other's supplier (listing every document of ``tenant``),
+    and the other's supplier mentioned in ``tenant``'s chunks naming BC-310: edges no fenced writer
+    makes, which ``tenant``'s reads must still never follow."""
     await store.execute(
         "MATCH (a:Part {name: 'BC-310', tenant: $tenant}), (s:Supplier {name: $supplier, tenant: $other}) "
+        "MATCH (d:Document {tenant: $tenant}) WITH a, s, coll.sort(collect(d.id)) AS documents "
+        "MERGE (a)-[f:SUPPLIED_BY]->(s) ON CREATE SET f.documentIds = documents, f.runId = 'planted', "
+        "f.extractorVersion = 'planted' WITH s "
         "MATCH (c:Chunk {tenant: $tenant}) WHERE c.text CONTAINS 'BC-310' "
-        "MERGE (a)-[f:SUPPLIED_BY]->(s) ON CREATE SET f.documentIds = [c.documentId], f.runId = 'planted', "
-        "f.extractorVersion = 'planted' "
         "CREATE (s)-[:MENTIONED_IN {key: 'planted-' + c.id, documentId: c.documentId, startByte: 0, endByte: 1, "
         "quote: 'x', runId: 'planted', extractorVersion: 'planted'}]->(c)",
         {"tenant": tenant, "other": OTHER[tenant], "supplier": SUPPLIERS[OTHER[tenant]]},
@@ -344,3 +349,82 @@ async def test_a_names_index_that_does_not_cover_the_tenant_is_refused_when_conn
                 neo4j_settings, neomodel=False
             )
         assert refused.value.code == ErrorCode.SCHEMA_MISSING
+
+
+async def test_each_knowledge_write_statement_matches_the_tenants_nodes_only(
+    tenants: dict[str, GraphRag], store: Store
+) -> None:
+    """The writes and the retraction alone, given the other tenant's ids or an edge planted across
+    tenants: nothing of the other tenant is matched, linked, listed or rewritten."""
+    await plant_crossing_edges(store, "acme")
+    acme = tenants["acme"]
+    writer = acme.ingestion.writer.knowledge
+    assert writer is not None
+    st = writer.statements
+
+    async def ids(tenant: str, query: str) -> list[str]:
+        found = await store.read(query, {"t": tenant})
+        return [str(value) for value in found.column("id")]
+
+    part = {t: (await ids(t, "MATCH (p:Part {name: 'BC-310', tenant: $t}) RETURN p.id AS id"))[0] for t in OTHER}
+    supplier = {t: (await ids(t, "MATCH (s:Supplier {tenant: $t}) RETURN s.id AS id"))[0] for t in OTHER}
+    chunk = {t: (await ids(t, "MATCH (c:Chunk {tenant: $t}) RETURN c.id AS id ORDER BY id"))[0] for t in OTHER}
+
+    async def written(statement: str, parameters: dict[str, Any], column: str | None = None) -> int:
+        async def work(tx: StoreTransaction) -> int:
+            result = await tx.run(statement, parameters)
+            if column is not None:
+                return int(result.value(column, 0))
+            return int(result.counters.get("relationships_created", 0) + result.counters.get("properties_set", 0))
+
+        return await acme.store.write(work)
+
+    props = {"key": "probe", "documentId": "probe", "startByte": 0, "endByte": 1, "quote": "x", "runId": "probe"}
+    mention = st.mentions["Part"]
+    assert await written(mention, {"rows": [{"thing": part["acme-eu"], "chunk": chunk["acme"], "props": props}]}) == 0
+    assert await written(mention, {"rows": [{"thing": part["acme"], "chunk": chunk["acme-eu"], "props": props}]}) == 0
+    fact_rows = [{"source": part["acme"], "target": supplier["acme-eu"], "props": {"documentIds": ["probe"]}}]
+    facts = st.facts[("Part", "SUPPLIED_BY", "Supplier")]
+    assert await written(facts, {"rows": fact_rows, "document": "probe"}) == 0
+    aliases = st.aliases["Part"]
+    assert await written(aliases, {"rows": [{"id": part["acme-eu"], "aliases": "probe"}]}) == 0
+    # The same statements with the tenant's own ids do write (so the zeros above are the fence's).
+    assert await written(mention, {"rows": [{"thing": part["acme"], "chunk": chunk["acme"], "props": props}]}) > 0
+    own_fact = [{"source": part["acme"], "target": supplier["acme"], "props": {"documentIds": ["probe"]}}]
+    assert await written(facts, {"rows": own_fact, "document": "probe"}) > 0
+    assert await written(aliases, {"rows": [{"id": part["acme"], "aliases": "probe"}]}) > 0
+    # The retraction of acme's catalog: the planted fact (acme's part to the other's supplier) is
+    # neither found from acme's part nor from the other's supplier its planted mention names.
+    catalog = sources("acme")[0].in_tenant("acme").document_id
+    retract = retract_statements("Chunk", "documentId", True)
+    found = await acme.store.read(retract.fact_ids, {"document": catalog})
+    planted = await store.read("MATCH ()-[f:SUPPLIED_BY {runId: 'planted'}]->() RETURN elementId(f) AS id")
+    assert set(found.column("fact")) and planted.value("id") not in set(found.column("fact"))
+    _, rewrite = fact_statements(True)
+    # Documents [] leaves a list as it is: a rewrite of the planted fact would still count it.
+    assert await written(rewrite, {"ids": [planted.value("id")], "documents": []}, column="facts") == 0
+
+
+async def test_each_knowledge_maintenance_statement_reads_the_tenants_facts_and_runs_only(
+    tenants: dict[str, GraphRag], store: Store
+) -> None:
+    """Knowledge maintenance's reads alone, with an edge planted across tenants and a fact of the
+    other tenant listing a document that is gone: none of them reaches the other tenant's."""
+    await plant_crossing_edges(store, "acme")
+    await plant_stale_knowledge(store, "acme-eu")
+    acme = tenants["acme"]
+    knowledge = acme.maintenance.knowledge
+    assert isinstance(knowledge, KnowledgeGraphMaintenance)
+    st = knowledge.statements
+    catalog = sources("acme")[0].in_tenant("acme").document_id
+    planted = (await store.read("MATCH ()-[f:SUPPLIED_BY {runId: 'planted'}]->() RETURN elementId(f) AS id")).value(
+        "id"
+    )
+    found = set((await acme.store.read(st.fact_ids, {"documents": [catalog]})).column("fact"))
+    assert found and planted not in found
+    assert (await acme.store.read(st.count_facts, {"documents": [catalog]})).value("facts") == len(found)
+    # A document with no chunk left (the other's facts list "gone"): found by the scan, the tenant's only.
+    assert len(await acme.store.read(st.fact_ids, {"documents": ["gone"]})) == 0
+    other_run = (await store.read("MATCH (t:Part {tenant: 'acme-eu'}) RETURN t.runId AS run LIMIT 1")).value("run")
+    assert (await acme.store.read(st.runs_in_use, {"runs": [other_run]})).value("runs") == []
+    assert len(await acme.store.read(st.orphan_stamps)) == 0  # the other tenant's orphan thing is not read

@@ -83,9 +83,17 @@ def test_an_untenanted_layouts_knowledge_statements_render_exactly_as_before() -
     assert digest == UNTENANTED_DIGEST
 
 
-@pytest.mark.parametrize("ontology", [generic.ONTOLOGY, novel.ONTOLOGY], ids=["generic", "novel"])
-def test_every_knowledge_statement_of_a_tenanted_layout_is_the_tenants(ontology: Ontology) -> None:
-    rendered = knowledge_statements(TENANTED, ontology)
+@pytest.mark.parametrize(
+    ("layout", "ontology"),
+    [
+        (TENANTED, generic.ONTOLOGY),
+        (TENANTED, novel.ONTOLOGY),
+        (Layout.NEO4J_GRAPHRAG.replace(tenancy="required"), generic.ONTOLOGY.with_neo4j_graphrag_entities()),
+    ],
+    ids=["generic", "novel", "neo4j-graphrag"],
+)
+def test_every_knowledge_statement_of_a_tenanted_layout_is_the_tenants(layout: Layout, ontology: Ontology) -> None:
+    rendered = knowledge_statements(layout, ontology)
     statements = {name: cypher for name, cypher in rendered.items() if not name.startswith("schema.")}
     assert [name for name, cypher in statements.items() if "$tenant" not in cypher] == []
     assert all("$tenant" in cypher for cypher in fact_statements(True))
