@@ -35,7 +35,7 @@ from graphrag_orm.extraction.writer import KnowledgeWriter
 from graphrag_orm.ingestion import IngestionService
 from graphrag_orm.layout import Layout
 from graphrag_orm.loaders import LoaderRegistry
-from graphrag_orm.migrate import check_vector_index
+from graphrag_orm.migrate.compare import check_names_index, check_vector_index
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.options import GraphRagOptions
@@ -172,7 +172,8 @@ class GraphRag:
         self.graph: GraphQuestions | None
         #: Questions about the whole corpus from the ontology's community reports (map and
         #: reduce by the chat model, or offline by word overlap when the chat client is a
-        #: stand-in or None; citations verified now); None without an ontology.
+        #: stand-in or None; citations verified now); None without an ontology, and in a
+        #: tenanted graph (communities are refused there, docs/tenancy.md).
         self.global_answers: GlobalAnswers | None
         self._text2cypher = text2cypher
         # Computed now, as maintenance did when it was built here: a layout whose names
@@ -299,7 +300,8 @@ class GraphRag:
         return TenantGraphQuestions(databases, self.tenant, own, self.chat, self._text2cypher, self.ontology)
 
     def _build_global_answers(self) -> GlobalAnswers | None:
-        if self.ontology is None:
+        # Communities and their reports are not fenced to one tenant: none in a tenanted graph.
+        if self.ontology is None or self.layout.tenanted:
             return None
         from graphrag_orm.communities import GlobalAnswers
 
@@ -348,8 +350,11 @@ class GraphRag:
 
     async def check_vector_index(self) -> None:
         """Refuse a chunk vector index that is missing (``schema-missing``), holds other dimensions
-        (``embedding-dimensions``) or has another name than the set's (``equivalent-schema``)."""
+        (``embedding-dimensions``) or has another name than the set's (``equivalent-schema``); in a
+        tenanted graph with an ontology, a names index that does not cover ``tenant`` (``schema-missing``)."""
         await check_vector_index(self.store, self.layout, self.embedding_set)
+        if self.ontology is not None:
+            await check_names_index(self.store, self.layout, self.ontology.names_index_name(self.layout))
 
     async def close(self) -> None:
         if self._graph_databases is not None and self._owns_graph_databases:

@@ -50,6 +50,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Store
+from graphrag_orm.tenancy import refuse_in_tenanted_graph
 from graphrag_orm.tracing import SpanName, SpanRecorder, span
 from graphrag_orm.values import Limit
 
@@ -76,6 +77,8 @@ class GlobalAnswers:
         scope: Scope | None = None,
         chat: ChatClient | None = None,
     ) -> None:
+        # Communities span every tenant's things: refused in a tenanted graph (docs/tenancy.md).
+        refuse_in_tenanted_graph(store.tenanted, "global answers (from the community reports)")
         self.store = store
         #: The chat model of the map and reduce; None answers offline (word overlap, no model).
         self.chat = chat

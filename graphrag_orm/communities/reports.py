@@ -52,6 +52,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.tenancy import refuse_in_tenanted_graph
 from graphrag_orm.values import Limit
 
 __all__ = [
@@ -148,6 +149,8 @@ class ReportService:
         writer: ReportWriter | None = None,
         model: LexicalModel | None = None,
     ) -> None:
+        # Communities span every tenant's things: refused in a tenanted graph (docs/tenancy.md).
+        refuse_in_tenanted_graph(store.tenanted, "community reports")
         self.store = store
         self.ontology = ontology
         self.options = options or ReportOptions()

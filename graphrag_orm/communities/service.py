@@ -37,6 +37,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Queries, Store, StoreTransaction
+from graphrag_orm.tenancy import refuse_in_tenanted_graph
 from graphrag_orm.values import Limit
 
 __all__ = [
@@ -78,6 +79,8 @@ class CommunityService:
         *,
         model: LexicalModel | None = None,
     ) -> None:
+        # Communities span every tenant's things: refused in a tenanted graph (docs/tenancy.md).
+        refuse_in_tenanted_graph(store.tenanted, "communities (the knowledge graph's)")
         self.store = store
         self.ontology = ontology
         self.options = options or CommunityOptions()

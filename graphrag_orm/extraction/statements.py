@@ -28,7 +28,7 @@ class RetractStatements:
 
     The toolkit's mentions and quotes are the incoming relationships of the document's
     chunks that carry a ``key`` and a ``runId``; facts are relationships carrying
-    ``documentIds``.
+    ``documentIds``. In a tenanted layout each node matched is the tenant's.
     """
 
     #: ``fact``: element ids of the facts that list the document, on things it mentions.
@@ -38,13 +38,20 @@ class RetractStatements:
 
 
 @functools.cache
-def retract_statements(chunk_label: str, chunk_document: str) -> RetractStatements:
-    """Rendered once per chunk label and stored document-id property."""
-    chunk = f"(c:{chunk_label} {{{chunk_document}: $document}})"
+def retract_statements(chunk_label: str, chunk_document: str, tenanted: bool = False) -> RetractStatements:
+    """Rendered once per chunk label and stored document-id property.
+
+    ``tenanted``: the chunks, the things that point at them and the other end of each fact
+    must carry ``$tenant`` (docs/tenancy.md); untenanted, the text is as it always was.
+    """
+    owned = ", tenant: $tenant" if tenanted else ""
+    chunk = f"(c:{chunk_label} {{{chunk_document}: $document{owned}}})"
+    thing = " AND t.tenant = $tenant" if tenanted else ""
+    other = "(t)-[f]-(o) WHERE o.tenant = $tenant AND" if tenanted else "(t)-[f]-() WHERE"
     return RetractStatements(
         fact_ids=(
-            f"MATCH {chunk}<-[m]-(t) WHERE m.key IS NOT NULL AND m.runId IS NOT NULL WITH DISTINCT t "
-            "MATCH (t)-[f]-() WHERE f.documentIds IS NOT NULL AND $document IN f.documentIds "
+            f"MATCH {chunk}<-[m]-(t) WHERE m.key IS NOT NULL AND m.runId IS NOT NULL{thing} WITH DISTINCT t "
+            f"MATCH {other} f.documentIds IS NOT NULL AND $document IN f.documentIds "
             "RETURN DISTINCT elementId(f) AS fact"
         ),
         links=(
@@ -77,16 +84,19 @@ class KnowledgeWriteStatements:
     @classmethod
     def render(cls, names: StoredNames, ontology: Ontology) -> KnowledgeWriteStatements:
         key, aliases = _stored("uid"), _stored("aliases")
-        chunk = f"(c:{names.chunk.label} {{{names.chunk.key}: row.chunk}})"
+        # A tenanted layout's things are merged and matched on their id and the tenant, and
+        # the chunks they point at are the tenant's (names.owned; nothing untenanted).
+        owned = names.owned
+        chunk = f"(c:{names.chunk.label} {{{names.chunk.key}: row.chunk{owned}}})"
 
-        def thing(kind: str, field: str) -> str:
-            return f"(t:{ontology.label_of(kind)} {{{key}: row.{field}}})"
+        def thing(kind: str, field: str, variable: str = "t") -> str:
+            return f"({variable}:{ontology.label_of(kind)} {{{key}: row.{field}{owned}}})"
 
         # The no-op SET takes the thing's write lock, so the aliases read after it are the
         # latest committed ones.
         things = {
             kind: (
-                f"UNWIND $rows AS row MERGE (e:{ontology.label_of(kind)} {{{key}: row.id}}) "
+                f"UNWIND $rows AS row MERGE {thing(kind, 'id', 'e')} "
                 f"ON CREATE SET e += row.props SET e:{':'.join(ontology.labels_of(kind))}, e += {{}} "
                 f"RETURN e.{key} AS id, e.{aliases} AS aliases"
             )
@@ -101,8 +111,8 @@ class KnowledgeWriteStatements:
         # payload stays.
         facts = {
             (fact.source, fact.type, fact.target): (
-                f"UNWIND $rows AS row MATCH (a:{ontology.label_of(fact.source)} {{{key}: row.source}}) "
-                f"MATCH (b:{ontology.label_of(fact.target)} {{{key}: row.target}}) "
+                f"UNWIND $rows AS row MATCH {thing(fact.source, 'source', 'a')} "
+                f"MATCH {thing(fact.target, 'target', 'b')} "
                 f"MERGE (a)-[f:{fact.type}]->(b) ON CREATE SET f += row.props "
                 "ON MATCH SET f.documentIds = CASE WHEN $document IN f.documentIds THEN f.documentIds "
                 "ELSE coll.sort(f.documentIds + $document) END"

@@ -17,9 +17,10 @@ grow. Names, aliases and quotes are parameters, never query text.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
-from graphrag_orm.extraction.grounding import DocumentKnowledge
+from graphrag_orm.extraction.grounding import DocumentKnowledge, ThingDraft
 from graphrag_orm.extraction.statements import KnowledgeWriteStatements, retract_statements
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import (
@@ -31,13 +32,15 @@ from graphrag_orm.ontology import (
     quote_key,
     quote_model,
     split_aliases,
+    tenant_thing_id,
 )
 from graphrag_orm.ontology.entities import Mention
 from graphrag_orm.ontology.facts import take_documents_off_facts
 from graphrag_orm.ontology.ontology import QUOTE_TYPES
 from graphrag_orm.store import NodeWrites, Queries, StoredNames
+from graphrag_orm.tenancy import Tenant, require_tenant
 
-__all__ = ["KnowledgeWriter", "retract_knowledge"]
+__all__ = ["KnowledgeWriter", "in_tenant", "retract_knowledge"]
 
 
 def _row(cls: type[Any], values: dict[str, Any]) -> dict[str, Any]:
@@ -59,9 +62,9 @@ async def retract_knowledge(tx: Queries, names: StoredNames, document_id: str) -
     document; a fact left with no document is deleted. Then the mentions and quotes go.
     Returns counts of ``mentions``, ``quotes``, ``facts_updated`` and ``facts_deleted``.
     """
-    statements = retract_statements(names.chunk.label, names.chunk.stored("document_id"))
+    statements = retract_statements(names.chunk.label, names.chunk.stored("document_id"), names.tenanted)
     found = await tx.run(statements.fact_ids, {"document": document_id}, name="extraction.retract.facts")
-    updated, deleted = await take_documents_off_facts(tx, found.column("fact"), [document_id])
+    updated, deleted = await take_documents_off_facts(tx, found.column("fact"), [document_id], tenanted=names.tenanted)
     removed = await tx.run(
         statements.links,
         {"document": document_id, "quoteTypes": list(QUOTE_TYPES)},
@@ -69,6 +72,25 @@ async def retract_knowledge(tx: Queries, names: StoredNames, document_id: str) -
     )
     mentions, links = int(removed.value("mentions", 0)), int(removed.value("links", 0))
     return {"mentions": mentions, "quotes": links - mentions, "facts_updated": updated, "facts_deleted": deleted}
+
+
+def in_tenant(knowledge: DocumentKnowledge, tenant: str) -> DocumentKnowledge:
+    """``knowledge`` with every thing id (things, facts' ends, quotes' speakers) qualified by ``tenant``."""
+
+    def own(thing_id: str) -> str:
+        return tenant_thing_id(thing_id, tenant)
+
+    things: dict[str, ThingDraft] = {}
+    for thing in knowledge.things.values():
+        things[own(thing.id)] = replace(
+            thing, id=own(thing.id), aliases=set(thing.aliases), mentions=list(thing.mentions)
+        )
+    facts = {
+        (fact.type, own(fact.source), own(fact.target)): replace(fact, source=own(fact.source), target=own(fact.target))
+        for fact in knowledge.facts.values()
+    }
+    quotes = [replace(quote, speaker=own(quote.speaker)) for quote in knowledge.quotes]
+    return replace(knowledge, things=things, facts=facts, quotes=quotes)
 
 
 class KnowledgeWriter:
@@ -89,10 +111,22 @@ class KnowledgeWriter:
         """
         return await retract_knowledge(tx, self.names, document_id)
 
-    async def write(self, tx: Queries, document_id: str, knowledge: DocumentKnowledge, run_id: str) -> None:
-        """Upsert things, merge facts, create mentions and quotes, in ``tx``."""
+    async def write(
+        self, tx: Queries, document_id: str, knowledge: DocumentKnowledge, run_id: str, tenant: Tenant | None = None
+    ) -> None:
+        """Upsert things, merge facts, create mentions and quotes, in ``tx``.
+
+        In a tenanted layout ``tenant`` is the store's (``tenant-required`` without one): every
+        thing id is qualified by it (:func:`~graphrag_orm.ontology.tenant_thing_id`), so two
+        tenants naming the same thing hold two things, and every statement writes and matches
+        the tenant's nodes only (``$tenant``).
+        """
         if not knowledge.things:
             return
+        if self.names.tenanted:
+            require_tenant(True, tenant, "knowledge extraction")
+            assert tenant is not None
+            knowledge = in_tenant(knowledge, tenant.value)
         await self._things(tx, knowledge, run_id)
         await self._facts(tx, document_id, knowledge, run_id)
         await self._mentions(tx, document_id, knowledge, run_id)

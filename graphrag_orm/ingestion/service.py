@@ -73,7 +73,7 @@ from graphrag_orm.placement import PlacementCounts
 from graphrag_orm.retry import RetryPolicy
 from graphrag_orm.sources import Source
 from graphrag_orm.store import Store
-from graphrag_orm.tenancy import refuse_in_tenanted_graph
+from graphrag_orm.tenancy import check_fenced
 from graphrag_orm.tokens import TokenCounter
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
@@ -129,11 +129,12 @@ class IngestionService:
         self.retry = retry or RetryPolicy()
         self.token_counter = token_counter
         self.extractor = extractor
-        # The knowledge graph's things are shared by every document that names them: it
-        # cannot be fenced to one tenant yet (docs/tenancy.md).
-        refuse_in_tenanted_graph(model.layout.tenanted and extractor is not None, "knowledge extraction (an ontology)")
         if knowledge is None and extractor is not None:
             knowledge = KnowledgeWriter(model, extractor.ontology)
+        if knowledge is not None:
+            # In a tenanted graph things and facts are the tenant's (docs/tenancy.md): the
+            # writer's statements must be rendered for the layout the store is fenced by.
+            check_fenced(knowledge.model.layout.tenanted, store.tenanted, "knowledge extraction")
         documents = DocumentStatements.render(model.names)
         self.states = DocumentStates(store, documents)
         self.runs = RunRecords(store, model, self.options.lease_duration_seconds)

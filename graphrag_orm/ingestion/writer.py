@@ -309,4 +309,4 @@ class DocumentWriter:
 
     async def _write_knowledge(self, tx: StoreTransaction, prepared: PreparedDocument, run_id: str) -> None:
         if self.knowledge is not None and prepared.knowledge is not None:
-            await self.knowledge.write(tx, prepared.document_id, prepared.knowledge, run_id)
+            await self.knowledge.write(tx, prepared.document_id, prepared.knowledge, run_id, self.store.tenant)

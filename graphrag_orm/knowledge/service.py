@@ -18,6 +18,7 @@ from graphrag_orm.ontology import Ontology, split_aliases
 from graphrag_orm.retrieval.lucene import to_query
 from graphrag_orm.retrieval.scope import ResolvedScope
 from graphrag_orm.store import Store
+from graphrag_orm.tenancy import check_fenced
 from graphrag_orm.values import Limit
 
 __all__ = ["KnowledgeReads"]
@@ -27,6 +28,8 @@ class KnowledgeReads:
     """Things and facts of one layout and ontology, through ``store``."""
 
     def __init__(self, store: Store, model: LexicalModel, ontology: Ontology) -> None:
+        # A tenanted graph's reads are the tenant's (``$tenant`` in each statement, docs/tenancy.md).
+        check_fenced(model.layout.tenanted, store.tenanted, "the knowledge reads")
         self.store = store
         self.ontology = ontology
         self.statements = KnowledgeReadStatements.of(model, ontology)

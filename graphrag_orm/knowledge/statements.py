@@ -50,12 +50,21 @@ class KnowledgeReadStatements:
     @functools.cached_property
     def _things_scoped(self) -> str:
         chunk = self.names.chunk.label
-        condition = f"EXISTS {{ MATCH (node)-[:{self.mention}]->(c:{chunk}) WHERE {in_scope(self.names, 'c')} }}"
+        condition = (
+            f"EXISTS {{ MATCH (node)-[:{self.mention}]->(c:{chunk}) "
+            f"WHERE {in_scope(self.names, 'c')}{self.names.tenant_and('c')} }}"
+        )
         return self._render_things(condition)
 
     def _render_things(self, in_scope_condition: str) -> str:
+        # A tenanted layout's names index covers the tenant: the names are asked AND the
+        # tenant's phrase (boosted 0), then each hit's tenant is checked exactly (docs/tenancy.md).
+        query, theirs = "$query", ""
+        if self.names.tenanted:
+            query = "'(name:(' + $query + ') OR aliases:(' + $query + ')) AND tenant:\"' + $tenant + '\"^0'"
+            theirs = "WHERE node.tenant = $tenant "
         return (
-            "CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node, score "
+            f"CALL db.index.fulltext.queryNodes($index, {query}, {{limit: $candidates}}) YIELD node, score {theirs}"
             "RETURN node.id AS id, labels(node) AS labels, node.name AS name, node.aliases AS aliases, "
             f"node.description AS description, score, {in_scope_condition} AS inScope "
             "ORDER BY score DESC, id"
@@ -77,17 +86,19 @@ class KnowledgeReadStatements:
         return self._render_facts(
             "WHERE any(d IN f.documentIds WHERE d IN $whole) "
             f"OR EXISTS {{ MATCH (a)-[:{self.mention}]->(c:{chunk})<-[:{self.mention}]-(b) "
-            f"WHERE c.{document} IN f.documentIds AND {in_scope(self.names, 'c')} }} "
+            f"WHERE c.{document} IN f.documentIds AND {in_scope(self.names, 'c')}{self.names.tenant_and('c')} }} "
         )
 
     def _render_facts(self, condition: str) -> str:
-        finds = " UNION ".join(f"MATCH (t:{label} {{id: $id}}) RETURN t" for label in self.labels)
+        # A tenanted layout's thing is the tenant's, and so is each fact's other end.
+        owned, other = self.names.owned, "(o) WHERE o.tenant = $tenant " if self.names.tenanted else "() "
+        finds = " UNION ".join(f"MATCH (t:{label} {{id: $id{owned}}}) RETURN t" for label in self.labels)
         if not self.fact_types:  # an ontology of kinds without facts
             return f"CALL () {{ {finds} }} WITH t LIMIT 1 RETURN t.id AS id, [] AS facts"
         return (
             f"CALL () {{ {finds} }} WITH t LIMIT 1 "
             "CALL (t) { "
-            f"MATCH (t)-[f:{'|'.join(self.fact_types)}]-() "
+            f"MATCH (t)-[f:{'|'.join(self.fact_types)}]-{other}"
             "WITH DISTINCT f WITH f, startNode(f) AS a, endNode(f) AS b "
             f"{condition}"
             "WITH f, a, b ORDER BY type(f), a.name, b.name, elementId(f) LIMIT $limit "

@@ -9,7 +9,8 @@ document that is gone, the communities the graph changed under since their build
 (:mod:`graphrag_orm.communities`), and the staged or retired nodes of a build that is running
 or did not finish. Every statement runs in the ``tx`` the caller passes; none
 opens a transaction of its own. The statements are in
-:mod:`graphrag_orm.maintenance.knowledge_statements`.
+:mod:`graphrag_orm.maintenance.knowledge_statements`. In a tenanted layout each is the
+tenant's (``$tenant``), and health reads no community (they are refused there).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class KnowledgeGraphMaintenance:
 
     def __init__(self, model: LexicalModel, ontology: Ontology) -> None:
         self.mention = ontology.mention_type
+        #: A tenanted layout's statements: every one finds, counts and deletes the tenant's
+        #: things, facts, mentions and quotes only (``$tenant``, docs/tenancy.md).
+        self.tenanted = model.layout.tenanted
         self.statements = KnowledgeMaintenanceStatements.render(model.names, ontology)
         names = model.names
         # Imported here: the communities package loads only for a graph with an ontology.
@@ -75,7 +79,7 @@ class KnowledgeGraphMaintenance:
         updated = deleted = 0
         for start in range(0, len(fact_ids), page_size):
             page_updated, page_deleted = await take_documents_off_facts(
-                tx, fact_ids[start : start + page_size], documents
+                tx, fact_ids[start : start + page_size], documents, tenanted=self.tenanted
             )
             updated += page_updated
             deleted += page_deleted
@@ -130,6 +134,8 @@ class KnowledgeGraphMaintenance:
         )
         if stale:
             findings.append(HealthFindingItem(code=HealthFinding.STALE_FACTS, count=stale))
+        if self.tenanted:
+            return findings  # communities are refused in a tenanted graph and carry no tenant
         from graphrag_orm.communities.service import MAX_STALE_SAMPLE, stale_communities
 
         communities = await stale_communities(tx, self.communities, limit=MAX_STALE_SAMPLE)

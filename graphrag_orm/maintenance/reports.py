@@ -148,6 +148,8 @@ class TenantRemovalReport(Value):
     links: int = 0
     leases: int = 0
     runs: int = 0
+    #: The tenant's things (of the knowledge graph, with their facts), when maintenance has the extension.
+    things: int = 0
     stale_runs_failed: int = 0
     batches: int = 0
     left: TenantCounts = TenantCounts()

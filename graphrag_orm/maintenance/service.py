@@ -16,10 +16,11 @@ then a reset removes it like any finished run.
 In a tenanted graph (docs/tenancy.md) the service is its store's tenant's: every statement of
 every call finds, counts and deletes that tenant's documents, sections, chunks, leases and runs
 only, in the statement itself, so a reset of everything is a reset of the tenant's everything.
-:meth:`MaintenanceService.remove_tenant` removes the tenant whole. The knowledge graph
-(extraction's things and facts, communities and their reports) is refused in a tenanted graph:
-a service with the knowledge extension is refused when built (``tenant-refused``), and a reset
-removes no community there.
+:meth:`MaintenanceService.remove_tenant` removes the tenant whole. With the knowledge extension
+(:class:`~graphrag_orm.maintenance.knowledge_graph.KnowledgeGraphMaintenance` rendered for the
+tenanted layout) the tenant's mentions, quotes, facts and things are removed and counted the same
+way; any other extension is refused when built (``tenant-refused``). Communities and their
+reports are refused in a tenanted graph: a reset removes none there.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ class MaintenanceService:
 
     In a tenanted layout every call is the tenant's that ``store`` is bound to (docs/tenancy.md);
     refused when built: a tenanted store with an untenanted layout (``tenant-refused``: its
-    statements would filter by no tenant), the reverse (``tenant-required``), and ``knowledge``
-    in a tenanted graph (``tenant-refused``).
+    statements would filter by no tenant), the reverse (``tenant-required``), and a ``knowledge``
+    extension not rendered for the tenanted layout (``tenant-refused``).
     """
 
     def __init__(
@@ -93,8 +94,12 @@ class MaintenanceService:
     ) -> None:
         tenanted = model.layout.tenanted
         check_fenced(tenanted, store.tenanted, "maintenance")
-        # Things, facts and communities carry no tenant; extraction is refused there too.
-        refuse_in_tenanted_graph(tenanted and knowledge is not None, "maintenance of the knowledge graph")
+        # A tenanted graph's things and facts are the tenant's, and the toolkit's extension
+        # renders its statements for the tenanted layout; any other extension filters by no tenant.
+        refuse_in_tenanted_graph(
+            tenanted and knowledge is not None and not getattr(knowledge, "tenanted", False),
+            "maintenance of the knowledge graph by an extension not rendered for the tenanted layout",
+        )
         self.store = store
         self.options = options or MaintenanceOptions()
         self.model = model
@@ -285,6 +290,8 @@ class MaintenanceService:
                     await self._remover.remove(
                         page, totals, batch_documents=batch_documents, batch_bytes=self.options.batch_bytes
                     )
+            if self.knowledge is not None:
+                await self._remove_orphan_things(totals)  # the tenant's things, none left mentioned
             totals.leases += await self._housekeeping.remove_expired_leases()
             while True:  # a run a dead process left Running is failed, then removed like any other
                 runs, more = await self._stale.fail(self.options.page_size)
@@ -304,6 +311,7 @@ class MaintenanceService:
             links=totals.links,
             leases=totals.leases,
             runs=totals.runs,
+            things=totals.things,
             stale_runs_failed=failed,
             batches=totals.batches,
             left=left,

@@ -228,6 +228,21 @@ async def check_vector_index(store: Store, layout: Layout, embedding_set: Embedd
         )
 
 
+async def check_names_index(store: Store, layout: Layout, index_name: str) -> None:
+    """Refuse a tenanted layout's names index (the ontology's ``index_name``) that does not cover
+    ``tenant`` (``schema-missing``): the graph route and the knowledge reads ask it for the tenant's
+    phrase, so without it they would find no thing. Untenanted, nothing is checked. Reads only."""
+    if not layout.tenanted:
+        return
+    names = (await read_live_schema(store)).get(index_name)
+    if names is None or TENANT_PROPERTY not in names.signature[2]:
+        raise SchemaMismatch(
+            ErrorCode.SCHEMA_MISSING,
+            f"the names index {index_name} does not cover {TENANT_PROPERTY}, which a tenanted graph's knowledge "
+            "graph is searched by; apply the ontology's revision for the tenanted layout (docs/tenancy.md)",
+        )
+
+
 async def refuse_other_embedding_set(store: Store, layout: Layout, embedding_set: EmbeddingSet) -> None:
     """Refuse to build ``embedding_set``'s vector index over chunks that another set embedded.
 

@@ -17,6 +17,7 @@ from graphrag_orm.ontology.entities import (
     quote_key,
     quote_model,
     split_aliases,
+    tenant_thing_id,
 )
 from graphrag_orm.ontology.model_schema import EXTRACTOR_VERSION, ModelSchema
 from graphrag_orm.ontology.ontology import FactType, Ontology, QuoteType
@@ -43,4 +44,5 @@ __all__ = [
     "quote_key",
     "quote_model",
     "split_aliases",
+    "tenant_thing_id",
 ]

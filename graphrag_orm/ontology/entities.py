@@ -42,6 +42,7 @@ __all__ = [
     "quote_key",
     "quote_model",
     "split_aliases",
+    "tenant_thing_id",
 ]
 
 #: The shared mention type (neo4j-graphrag's shape uses FROM_CHUNK instead).
@@ -160,6 +161,12 @@ def entity_id(kind: str, name: str) -> str:
 def placeholder_id(kind: str, chunk_id: str, start_byte: int) -> str:
     """A placeholder's id: its chunk and span, so it never merges with another."""
     return _digest("placeholder", kind, chunk_id, str(start_byte))
+
+
+def tenant_thing_id(thing_id: str, tenant: str) -> str:
+    """A thing's id in a tenanted graph: its id qualified by the tenant, so two tenants naming
+    the same thing hold two things (docs/tenancy.md); untenanted, a thing's id is its own."""
+    return _digest("tenant-thing", tenant, thing_id)
 
 
 def mention_key(chunk_id: str, start_byte: int, thing_id: str) -> str:

@@ -24,18 +24,34 @@ _REWRITE = (
 )
 
 
-async def take_documents_off_facts(tx: Queries, fact_ids: Sequence[str], documents: Sequence[str]) -> tuple[int, int]:
+# A tenanted graph's facts are between one tenant's things: each is found (by element id)
+# only when both its ends are the tenant's ($tenant), so another tenant's fact is never touched.
+_TENANT_ENDS = " AND a.tenant = $tenant AND b.tenant = $tenant"
+_LOCK_ENDS_TENANT = _LOCK_ENDS.replace("elementId(f) = id", "elementId(f) = id" + _TENANT_ENDS)
+_REWRITE_TENANT = _REWRITE.replace("MATCH ()-[f]->()", "MATCH (a)-[f]->(b)").replace(
+    "elementId(f) = id", "elementId(f) = id" + _TENANT_ENDS
+)
+
+
+def fact_statements(tenanted: bool) -> tuple[str, str]:
+    """The lock and rewrite statements; a tenanted graph's touch only the tenant's facts."""
+    return (_LOCK_ENDS_TENANT, _REWRITE_TENANT) if tenanted else (_LOCK_ENDS, _REWRITE)
+
+
+async def take_documents_off_facts(
+    tx: Queries, fact_ids: Sequence[str], documents: Sequence[str], *, tenanted: bool = False
+) -> tuple[int, int]:
     """Rewrite the facts (by element id) without ``documents``; returns (updated, deleted).
 
     Both statements run in ``tx``, the caller's write transaction (the document's
-    re-ingestion or the removal's batch); it never opens a transaction of its own.
+    re-ingestion or the removal's batch); it never opens a transaction of its own. In a
+    tenanted graph (``tenanted``) a fact is rewritten only when both its ends are the tenant's.
     """
     if not fact_ids:
         return 0, 0
-    await tx.run(_LOCK_ENDS, {"ids": list(fact_ids)}, name="ontology.facts.lock")
-    result = await tx.run(
-        _REWRITE, {"ids": list(fact_ids), "documents": list(documents)}, name="ontology.facts.rewrite"
-    )
+    lock, rewrite = fact_statements(tenanted)
+    await tx.run(lock, {"ids": list(fact_ids)}, name="ontology.facts.lock")
+    result = await tx.run(rewrite, {"ids": list(fact_ids), "documents": list(documents)}, name="ontology.facts.rewrite")
     row = result.single() or {}
     deleted, total = int(row.get("deleted") or 0), int(row.get("facts") or 0)
     return total - deleted, deleted

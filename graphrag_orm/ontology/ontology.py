@@ -25,10 +25,12 @@ from graphrag_orm.models import check_label_collisions
 from graphrag_orm.ontology.entities import MENTION_TYPE, Entity, Fact, kind_description, normalize_name
 from graphrag_orm.schema import (
     FullTextIndex,
+    RangeIndex,
     RelationshipUniqueConstraint,
     SchemaDefinition,
     UniqueConstraint,
 )
+from graphrag_orm.tenancy import TENANT_PROPERTY
 
 __all__ = ["NEO4J_GRAPHRAG_LABELS", "QUOTE_TYPES", "FactType", "Ontology", "QuoteType"]
 
@@ -284,7 +286,11 @@ class Ontology:
         return f"{layout.schema_prefix}_entity_names"
 
     def schema_definitions(self, layout: Layout) -> list[SchemaDefinition]:
-        """A uniqueness constraint per class id, per mention and quote key, and one names index."""
+        """A uniqueness constraint per class id, per mention and quote key, and one names index.
+
+        A tenanted layout's names index covers ``tenant`` beside the names (the graph route
+        filters by it inside the index, as the chunk full-text route does), and each kind's
+        label has a range index on ``tenant`` (docs/tenancy.md)."""
         self.check_layout(layout)
         check_label_collisions(
             self.labels, allowed_owners=self.owners, hint="use ontology.with_label_prefix('Rag') or your own classes"
@@ -294,6 +300,14 @@ class Ontology:
         for kind in self._kinds:
             label = self.label_of(kind)
             found.append(UniqueConstraint(name=f"{prefix}_{_snake(label)}_id_unique", label=label, property="id"))
+            if layout.tenanted:
+                found.append(
+                    RangeIndex(
+                        name=f"{prefix}_{_snake(label)}_{TENANT_PROPERTY}_index",
+                        label=label,
+                        properties=(TENANT_PROPERTY,),
+                    )
+                )
         found.append(
             RelationshipUniqueConstraint(
                 name=f"{prefix}_{_snake(self.mention_type)}_key_unique", type=self.mention_type, property="key"
@@ -303,8 +317,11 @@ class Ontology:
             found.append(
                 RelationshipUniqueConstraint(name=f"{prefix}_{_snake(quote)}_key_unique", type=quote, property="key")
             )
+        tenant = (TENANT_PROPERTY,) if layout.tenanted else ()
         found.append(
-            FullTextIndex(name=self.names_index_name(layout), labels=self.labels, properties=("name", "aliases"))
+            FullTextIndex(
+                name=self.names_index_name(layout), labels=self.labels, properties=("name", "aliases", *tenant)
+            )
         )
         return found
 

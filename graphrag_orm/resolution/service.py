@@ -28,6 +28,7 @@ from graphrag_orm.resolution.suggestions import MergeCandidate, suggest_within
 from graphrag_orm.resolution.undo import Undoer
 from graphrag_orm.resolution.values import Suggestion, Suggestions, SuggestOptions, UndoReport
 from graphrag_orm.store import Store, StoreTransaction
+from graphrag_orm.tenancy import refuse_in_tenanted_graph
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
 
@@ -53,6 +54,8 @@ class Resolution:
         return resolution
 
     def _setup(self, store: Store, model: LexicalModel, ontology: Ontology) -> None:
+        # Merging things is not fenced to one tenant yet: refused in a tenanted graph (docs/tenancy.md).
+        refuse_in_tenanted_graph(store.tenanted or model.layout.tenanted, "entity resolution")
         ontology.check_layout(model.layout)
         self.store = store
         self.model = model

@@ -8,7 +8,8 @@ bound reached is reported. A fact's evidence is the chunks that mention both its
 (so citations always come from chunks), and those become the route's ranked candidates,
 fused by rank with the other routes. The facts themselves are given to the model as
 labelled context, never as citations. The route's statements run in one read
-transaction, so it reads one consistent graph.
+transaction, so it reads one consistent graph. In a tenanted graph each statement reads
+the tenant's things, facts and chunks only (``$tenant``, docs/tenancy.md).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from graphrag_orm.retrieval.routes import RouteRead, RouteRequest
 from graphrag_orm.retrieval.scope import ResolvedScope
 from graphrag_orm.retrieval.statements import GraphStatements
 from graphrag_orm.store import Store, StoreTransaction
-from graphrag_orm.tenancy import refuse_in_tenanted_graph
+from graphrag_orm.tenancy import check_fenced
 from graphrag_orm.values import Limit
 
 __all__ = ["FactHit", "GraphResult", "GraphRoute", "describe_facts"]
@@ -68,9 +69,9 @@ class GraphRoute:
     follows = True
 
     def __init__(self, store: Store, model: LexicalModel, ontology: Ontology) -> None:
-        # Things are shared by every document naming them: the knowledge graph cannot be
-        # fenced to one tenant yet (docs/tenancy.md).
-        refuse_in_tenanted_graph(model.layout.tenanted, "the graph route (the knowledge graph)")
+        # In a tenanted graph every anchor, fact and grounding chunk is the store's tenant's,
+        # in the statement itself (docs/tenancy.md): the layout and the store must agree.
+        check_fenced(model.layout.tenanted, store.tenanted, "the graph route")
         self.store = store
         self.ontology = ontology
         self.statements = GraphStatements.of(model, ontology)

@@ -39,6 +39,7 @@ from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import QueryRefused, ScopeError
 from graphrag_orm.retrieval.statements import METADATA_FIELDS, RetrievalStatements
 from graphrag_orm.store import Store
+from graphrag_orm.store.fence import fence_for
 from graphrag_orm.store.sandbox import CypherSandbox, SandboxLimits
 from graphrag_orm.tenancy import VouchedTenant
 from graphrag_orm.values import Limit, Options
@@ -257,7 +258,7 @@ class ScopeResolver:
                 scope.parameters,
                 limits=SandboxLimits(timeout_seconds=scope.timeout_seconds, max_rows=MAX_SCOPE_ROWS),
                 name="retrieval.scope.cypher",
-                fence=self.statements.fence(scope.vouched_tenant),
+                fence=fence_for(self.statements.names, scope.vouched_tenant),
             )
         except QueryRefused as refused:
             raise ScopeError(refused.code, f"the Cypher scope was refused: {refused.message}") from refused

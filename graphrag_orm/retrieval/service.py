@@ -67,6 +67,7 @@ from graphrag_orm.retrieval.statements import FOUND_SUFFIX, RetrievalStatements
 from graphrag_orm.retrieval.vector import VectorRoute
 from graphrag_orm.store import Store
 from graphrag_orm.store.connection import server_version
+from graphrag_orm.store.fence import fence_for
 from graphrag_orm.store.sandbox import CypherSandbox, vector_property_names
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
@@ -293,7 +294,7 @@ class Retriever:
                 scope,
                 self.sandbox,
                 named=self.statements.named,
-                fence=self.statements.fence(options.expansion.vouched_tenant),
+                fence=fence_for(self.statements.names, options.expansion.vouched_tenant),
             )
             context += rows
             limits += expansion_limits

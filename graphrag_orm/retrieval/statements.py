@@ -31,9 +31,8 @@ from graphrag_orm.evidence import GROUNDING_PROPERTY
 from graphrag_orm.models import LexicalModel
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.retrieval.fusion import fuse_clause, hits_of
-from graphrag_orm.store.fence import TenantFence
 from graphrag_orm.store.names import StoredNames
-from graphrag_orm.tenancy import TENANT_PARAMETER, TENANT_PROPERTY, Tenant
+from graphrag_orm.tenancy import TENANT_PARAMETER, TENANT_PROPERTY
 
 
 class SearchPart(Protocol):
@@ -348,27 +347,6 @@ class RetrievalStatements:
         )
 
     @functools.cached_property
-    def foreign_keys(self) -> str:
-        """``<name>.fence``: which of ``$values`` are the key of a document, section, chunk,
-        ingestion run or lease that is not ``$tenant``'s (another's, or none's): a vouched query's rows naming one are dropped
-        (:mod:`graphrag_orm.store.fence`). A tenanted layout's only."""
-        if not self.names.tenanted:
-            raise TypeError("only a tenanted layout fences caller Cypher")
-        outside = f"WHERE n.{TENANT_PROPERTY} IS NULL OR n.{TENANT_PROPERTY} <> ${TENANT_PARAMETER} RETURN 1 AS hit"
-        matches = " UNION ALL ".join(
-            f"MATCH (n:{node.label} {{{node.key}: value}}) {outside}"
-            for node in (self.names.document, self.names.section, self.names.chunk, self.names.run, self.names.lease)
-        )
-        return f"UNWIND $values AS value CALL (value) {{ {matches} }} RETURN DISTINCT value"
-
-    def fence(self, vouched: str | None) -> TenantFence | None:
-        """The fence of a caller's query vouched for ``vouched``: none untenanted, or unvouched
-        (the sandbox then refuses it in a tenanted graph)."""
-        if vouched is None or not self.names.tenanted:
-            return None
-        return TenantFence(Tenant(vouched), self.foreign_keys)
-
-    @functools.cached_property
     def sections(self) -> str:
         """``retrieval.scope.sections``: the document and byte span of each of ``$ids``."""
         s = self.names.section
@@ -419,40 +397,74 @@ class GraphStatements:
             model.names, ontology.names_index_name(model.layout), "|".join(ontology.fact_types), ontology.mention_type
         )
 
+    def _theirs(self, variable: str) -> str:
+        """`` AND v.tenant = $tenant`` in a tenanted layout (a thing or a fact's other end); else nothing."""
+        return self.names.tenant_and(variable)
+
     @functools.cached_property
     def anchors_by_chunks(self) -> str:
         """``retrieval.graph.anchors.chunks``: things mentioned in ``$ids``, the earliest chunk first."""
         ch = self.names.chunk
+        thing = f"WHERE t.{TENANT_PROPERTY} = ${TENANT_PARAMETER} " if self.names.tenanted else ""
         return (
             f"UNWIND range(0, size($ids) - 1) AS position "
-            f"MATCH (c:{ch.label} {{{ch.key}: $ids[position]{self.names.owned}}})<-[:{self.mention}]-(t) "
+            f"MATCH (c:{ch.label} {{{ch.key}: $ids[position]{self.names.owned}}})<-[:{self.mention}]-(t) {thing}"
             "WITH t, min(position) AS first RETURN elementId(t) AS thing ORDER BY first, thing LIMIT $k"
         )
 
     @functools.cached_property
     def anchors_by_names(self) -> str:
-        """``retrieval.graph.anchors.names``: things whose names match ``$query``, best first."""
+        """``retrieval.graph.anchors.names``: things whose names match ``$query``, best first.
+
+        In a tenanted layout the names index covers ``tenant``: ``$query`` is asked of the name
+        and alias fields AND the tenant's phrase of the tenant field (boosted 0: it filters, it
+        adds nothing to the score), and each hit's ``tenant`` is then checked exactly."""
+        if not self.names.tenanted:
+            return (
+                "CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score "
+                "RETURN elementId(node) AS thing ORDER BY score DESC, thing"
+            )
+        lucene = (
+            "'(name:(' + $query + ') OR aliases:(' + $query + ')) AND "
+            f"{TENANT_PROPERTY}:\"' + ${TENANT_PARAMETER} + '\"^0'"
+        )
         return (
-            "CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score "
+            f"CALL db.index.fulltext.queryNodes($index, {lucene}, {{limit: $k}}) YIELD node, score "
+            f"WHERE node.{TENANT_PROPERTY} = ${TENANT_PARAMETER} "
             "RETURN elementId(node) AS thing ORDER BY score DESC, thing"
         )
 
     @functools.cached_property
     def degree(self) -> str:
-        """``retrieval.graph.degree``: each of ``$ids``'s number of facts."""
+        """``retrieval.graph.degree``: each of ``$ids``'s number of facts (a tenant's: to its things)."""
+        if not self.names.tenanted:
+            return (
+                "UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id "
+                f"RETURN id AS thing, COUNT {{ (t)-[:{self.fact_types}]-() }} AS degree"
+            )
         return (
-            "UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id "
-            f"RETURN id AS thing, COUNT {{ (t)-[:{self.fact_types}]-() }} AS degree"
+            f"UNWIND $ids AS id MATCH (t) WHERE elementId(t) = id{self._theirs('t')} "
+            f"RETURN id AS thing, COUNT {{ (t)-[:{self.fact_types}]-(o) WHERE o.{TENANT_PROPERTY} = ${TENANT_PARAMETER} }}"
+            " AS degree"
         )
 
     @functools.cached_property
     def expand(self) -> str:
-        """``retrieval.graph.expand``: facts touching ``$frontier``, in the frontier's order, at most ``$limit``."""
+        """``retrieval.graph.expand``: facts touching ``$frontier``, in the frontier's order, at most ``$limit``.
+
+        In a tenanted layout the frontier thing, the fact's other end and the things counted
+        for its degree must all be the tenant's: a fact to another tenant's thing is never walked."""
+        if not self.names.tenanted:
+            degree = f"COUNT {{ (other)-[:{self.fact_types}]-() }}"
+            other = ""
+        else:
+            degree = f"COUNT {{ (other)-[:{self.fact_types}]-(o) WHERE o.{TENANT_PROPERTY} = ${TENANT_PARAMETER} }}"
+            other = f" WHERE other.{TENANT_PROPERTY} = ${TENANT_PARAMETER}"
         return (
             "UNWIND range(0, size($frontier) - 1) AS position "
-            "MATCH (t) WHERE elementId(t) = $frontier[position] "
-            f"MATCH (t)-[f:{self.fact_types}]-(other) "
-            f"WITH f, other, min(position) AS origin, COUNT {{ (other)-[:{self.fact_types}]-() }} AS degree "
+            f"MATCH (t) WHERE elementId(t) = $frontier[position]{self._theirs('t')} "
+            f"MATCH (t)-[f:{self.fact_types}]-(other){other} "
+            f"WITH f, other, min(position) AS origin, {degree} AS degree "
             "RETURN elementId(f) AS fact, type(f) AS factType, startNode(f).name AS source, "
             "endNode(f).name AS target, elementId(other) AS other, degree "
             "ORDER BY origin, factType, fact LIMIT $limit"
@@ -472,7 +484,7 @@ class GraphStatements:
         ch = self.names.chunk
         condition = f" AND {in_scope(self.names, 'c')}" if scoped else ""
         return (
-            "UNWIND $ids AS id MATCH (a)-[f]->(b) WHERE elementId(f) = id "
+            f"UNWIND $ids AS id MATCH (a)-[f]->(b) WHERE elementId(f) = id{self._theirs('a')}{self._theirs('b')} "
             f"MATCH (a)-[:{self.mention}]->(c:{ch.label})<-[:{self.mention}]-(b) "
             f"WHERE c.{ch.stored('document_id')} IN f.documentIds{condition}{self.names.tenant_and('c')} "
             f"WITH id, c ORDER BY c.{ch.key} "

@@ -39,10 +39,11 @@ from neo4j.graph import Node, Path, Relationship
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.errors import TenantError
+from graphrag_orm.store.names import StoredNames
 from graphrag_orm.store.store import Result, StoreTransaction
-from graphrag_orm.tenancy import TENANT_PROPERTY, Tenant
+from graphrag_orm.tenancy import TENANT_PARAMETER, TENANT_PROPERTY, Tenant
 
-__all__ = ["MAX_FENCE_CHARS", "MAX_FENCE_VALUES", "TenantFence"]
+__all__ = ["MAX_FENCE_CHARS", "MAX_FENCE_VALUES", "TenantFence", "fence_for", "foreign_keys"]
 
 #: Distinct strings of a fenced query's rows looked up as keys; rows with strings past it are dropped.
 MAX_FENCE_VALUES = 20_000
@@ -56,7 +57,7 @@ class TenantFence:
 
     ``foreign_keys`` takes ``$values`` (strings) and ``$tenant`` and returns the ``value`` of
     each that is the key of a document, section, chunk, run or lease not carrying the tenant
-    (:attr:`~graphrag_orm.retrieval.statements.RetrievalStatements.foreign_keys`).
+    (:func:`foreign_keys`).
     """
 
     tenant: Tenant
@@ -89,6 +90,28 @@ class TenantFence:
         ]
         dropped = len(result.records) - len(kept)
         return replace(result, records=kept), dropped
+
+
+def foreign_keys(names: StoredNames) -> str:
+    """``<name>.fence``: which of ``$values`` are the key of a document, section, chunk,
+    ingestion run or lease that is not ``$tenant``'s (another's, or none's): a vouched query's
+    rows naming one are dropped. A tenanted layout's only."""
+    if not names.tenanted:
+        raise TypeError("only a tenanted layout fences caller Cypher")
+    outside = f"WHERE n.{TENANT_PROPERTY} IS NULL OR n.{TENANT_PROPERTY} <> ${TENANT_PARAMETER} RETURN 1 AS hit"
+    matches = " UNION ALL ".join(
+        f"MATCH (n:{node.label} {{{node.key}: value}}) {outside}"
+        for node in (names.document, names.section, names.chunk, names.run, names.lease)
+    )
+    return f"UNWIND $values AS value CALL (value) {{ {matches} }} RETURN DISTINCT value"
+
+
+def fence_for(names: StoredNames, vouched: str | None) -> TenantFence | None:
+    """The fence of a caller's query vouched for ``vouched``: none untenanted, or unvouched
+    (the sandbox then refuses it in a tenanted graph)."""
+    if vouched is None or not names.tenanted:
+        return None
+    return TenantFence(Tenant(vouched), foreign_keys(names))
 
 
 class _Seen:

@@ -555,7 +555,8 @@ class SyncGraphRag:
 
     def check_vector_index(self) -> None:
         """Refuse a chunk vector index that is missing (``schema-missing``), holds other dimensions
-        (``embedding-dimensions``) or has another name than the set's (``equivalent-schema``).
+        (``embedding-dimensions``) or has another name than the set's (``equivalent-schema``); in a
+        tenanted graph with an ontology, a names index that does not cover ``tenant`` (``schema-missing``).
 
         Runs ``GraphRag.check_vector_index`` on the sync loop and blocks until it ends.
         """

@@ -73,10 +73,21 @@ def test_a_value_that_is_no_tenant_is_one_coded_line(how: str) -> None:
     assert "Traceback" not in refused.stdout + refused.stderr
 
 
-def test_commands_a_tenanted_graph_cannot_fence_are_refused_whatever_the_tenant() -> None:
-    refused = cli("--tenant", "acme", "graph", "ask", "Who borrows most?", env={TENANCY_ENV: "required"})
-    assert refused.returncode == 1
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("graph", "ask", "Who borrows most?"),
+        ("communities", "list", "--ontology", "generic"),
+        ("resolve", "suggest", "--ontology", "generic"),
+        ("ask", "--global", "--ontology", "generic", "What is this corpus about?"),
+    ],
+    ids=["graph", "communities", "resolve", "ask-global"],
+)
+def test_commands_a_tenanted_graph_cannot_fence_are_refused_whatever_the_tenant(command: tuple[str, ...]) -> None:
+    refused = cli("--tenant", "acme", *command, env={TENANCY_ENV: "required"})
+    assert refused.returncode == 1, refused.stdout + refused.stderr
     assert refused.stderr.strip().endswith("(tenant-refused)") and len(refused.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in refused.stdout + refused.stderr
 
 
 def test_administrative_commands_need_no_tenant(tenanted_graph: None) -> None:

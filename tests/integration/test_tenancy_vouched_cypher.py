@@ -20,7 +20,7 @@ from graphrag_orm.errors import RetrievalFailed, ScopeError, TenantError
 from graphrag_orm.evidence import Evidence
 from graphrag_orm.retrieval import CypherExpansion, CypherScope, RetrievalOptions
 from graphrag_orm.store import StatementEvent, Store
-from graphrag_orm.store.fence import TenantFence
+from graphrag_orm.store.fence import TenantFence, foreign_keys
 from graphrag_orm.store.sandbox import CypherSandbox
 from graphrag_orm.tenancy import Tenant
 from tests.integration.test_tenancy_isolation import SECRETS, rag, sources, stored_ids
@@ -154,7 +154,7 @@ async def test_refusals_of_a_vouched_query_keep_their_codes(written: dict[str, G
 async def test_the_fence_reads_keys_in_the_querys_transaction(written: dict[str, GraphRag], store: Store) -> None:
     acme = written["acme"]
     globex_ids = await stored_ids(store, "globex")
-    fence = TenantFence(Tenant("acme"), acme.retriever.statements.foreign_keys)
+    fence = TenantFence(Tenant("acme"), foreign_keys(acme.retriever.statements.names))
     result = await CypherSandbox().run(
         acme.store, "UNWIND $ids AS id RETURN id", {"ids": [*globex_ids, "not-a-key"]}, fence=fence
     )

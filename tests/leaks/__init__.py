@@ -14,6 +14,8 @@ bound to no tenant (``tenant-required``, nothing sent). The surfaces, by module:
 - ``test_agents``: the agent tools, MCP (in process and ``graphrag-orm mcp`` over stdio), the
   LangChain and LlamaIndex retrievers (a blocking twin's too);
 - ``test_evaluation``: the evaluator's report and its stored-chunk reads;
+- ``test_graph``: the knowledge graph (a document extracted for that module only): the graph
+  route, answers with it, the knowledge tools, and health and orphan removal of things;
 - ``test_maintenance``: the previews of a reset and of a tenant's removal, the health report
   and orphan removal (Python and CLI), with a finding only the other tenant has.
 

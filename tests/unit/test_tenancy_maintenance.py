@@ -101,10 +101,15 @@ def test_a_service_whose_layout_and_store_disagree_is_refused() -> None:
     MaintenanceService(BOUND, MODEL, OFFLINE_EMBEDDING_SET)  # agreeing: built
 
 
-def test_maintenance_of_the_knowledge_graph_is_refused_in_a_tenanted_graph() -> None:
-    knowledge = KnowledgeGraphMaintenance(MODEL, generic.ONTOLOGY)
+def test_maintenance_of_the_knowledge_graph_needs_the_extension_rendered_for_the_tenanted_layout() -> None:
+    # The toolkit's extension rendered for the tenanted layout filters by the tenant: built.
+    MaintenanceService(
+        BOUND, MODEL, OFFLINE_EMBEDDING_SET, knowledge=KnowledgeGraphMaintenance(MODEL, generic.ONTOLOGY)
+    )
+    # Rendered for an untenanted layout (its statements filter by no tenant): refused.
+    untenanted = KnowledgeGraphMaintenance(for_layout(Layout.DEFAULT), generic.ONTOLOGY)
     with pytest.raises(TenantError) as refused:
-        MaintenanceService(BOUND, MODEL, OFFLINE_EMBEDDING_SET, knowledge=knowledge)
+        MaintenanceService(BOUND, MODEL, OFFLINE_EMBEDDING_SET, knowledge=untenanted)
     assert refused.value.code == ErrorCode.TENANT_REFUSED
 
 

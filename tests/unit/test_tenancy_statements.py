@@ -23,6 +23,7 @@ from graphrag_orm.retrieval.statements import RetrievalStatements
 from graphrag_orm.schema import CompositeUniqueConstraint, FullTextIndex, RangeIndex, Schema, VectorIndex
 from graphrag_orm.sources import Sources, document_id
 from graphrag_orm.store import Store
+from graphrag_orm.store.fence import fence_for, foreign_keys
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 TENANTED = Layout.DEFAULT.replace(tenancy="required")
@@ -194,15 +195,14 @@ def test_the_cli_chain_of_a_tenanted_graph_has_the_tenancy_revision_and_a_derive
 
 
 def test_the_fence_of_vouched_cypher_is_a_tenanted_layouts_only() -> None:
-    tenanted = RetrievalStatements(for_layout(TENANTED).names, "vectors", "texts", "cosine")
-    untenanted = RetrievalStatements(for_layout(Layout.DEFAULT).names, "vectors", "texts", "cosine")
-    foreign = tenanted.foreign_keys
+    tenanted, untenanted = for_layout(TENANTED).names, for_layout(Layout.DEFAULT).names
+    foreign = foreign_keys(tenanted)
     # Another tenant's key, or a key of a node that carries no tenant, in each lexical label.
     assert foreign.count("WHERE n.tenant IS NULL OR n.tenant <> $tenant") == 5
     for label in ("Document", "Section", "Chunk", "IngestionRun"):
         assert f"MATCH (n:{label} " in foreign
-    fence = tenanted.fence("acme")
+    fence = fence_for(tenanted, "acme")
     assert fence is not None and fence.tenant.value == "acme" and fence.foreign_keys == foreign
-    assert tenanted.fence(None) is None and untenanted.fence("acme") is None
+    assert fence_for(tenanted, None) is None and fence_for(untenanted, "acme") is None
     with pytest.raises(TypeError):
-        _ = untenanted.foreign_keys
+        foreign_keys(untenanted)
