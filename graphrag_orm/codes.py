@@ -150,6 +150,9 @@ class LimitName(StrEnum):
     EXPANSION_OUTSIDE_TENANT = "ExpansionOutsideTenant"
     #: Rows of a vouched Cypher scope dropped for a node or key outside the tenant.
     SCOPE_OUTSIDE_TENANT = "ScopeOutsideTenant"
+    #: A tenanted graph's names index filled the graph route's anchors with hits of which the exact
+    #: tenant check dropped some (another tenant's id holding the tenant's words).
+    GRAPH_ANCHORS_TENANT_OVER_FETCH = "GraphAnchorsTenantOverFetch"
     SCOPE_RANGES = "ScopeRanges"
     MAX_CHUNKS_PER_DOCUMENT = "MaxChunksPerDocument"
     STALE_RUNS = "StaleRuns"

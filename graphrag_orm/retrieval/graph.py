@@ -113,8 +113,9 @@ class GraphRoute:
         options: GraphOptions,
         scope: ResolvedScope | None,
     ) -> GraphResult:
-        anchors = await self._anchors(tx, question, anchor_chunks, options)
+        anchors, anchor_limits = await self._anchors(tx, question, anchor_chunks, options)
         facts, limits = await self._expand(tx, anchors, options)
+        limits = [*anchor_limits, *limits]
         grounding = await self._grounding(tx, facts, options.chunks_per_fact, scope)
         candidates: list[Candidate] = []
         seen: set[str] = set()
@@ -133,10 +134,14 @@ class GraphRoute:
 
     async def _anchors(
         self, tx: StoreTransaction, question: str, anchor_chunks: list[str], options: GraphOptions
-    ) -> list[str]:
-        """Element ids of anchor things, best first: those the top chunks mention, then names matching the question."""
+    ) -> tuple[list[str], list[Limit]]:
+        """Element ids of anchor things, best first: those the top chunks mention, then names matching
+        the question; and ``GraphAnchorsTenantOverFetch`` when, in a tenanted graph, the names index
+        filled its ``max_anchors`` with hits of which the exact tenant check dropped some (another
+        tenant's id holding the tenant's words), so fewer anchors came from the names."""
         st = self.statements
         found: list[str] = []
+        limits: list[Limit] = []
         if anchor_chunks:
             result = await tx.run(
                 st.anchors_by_chunks,
@@ -151,8 +156,15 @@ class GraphRoute:
                 {"index": st.names_index, "query": query, "k": options.max_anchors},
                 name="retrieval.graph.anchors.names",
             )
-            found.extend(result.column("thing"))
-        return list(dict.fromkeys(found))[: options.max_anchors]
+            if self.statements.names.tenanted:
+                row = result.single() or {}
+                kept = sorted(row.get("kept") or [], key=lambda hit: (-float(hit["score"]), str(hit["thing"])))
+                found.extend(str(hit["thing"]) for hit in kept)
+                if int(row.get("found") or 0) >= options.max_anchors > len(kept):
+                    limits.append(Limit(name=LimitName.GRAPH_ANCHORS_TENANT_OVER_FETCH, value=options.max_anchors))
+            else:
+                found.extend(result.column("thing"))
+        return list(dict.fromkeys(found))[: options.max_anchors], limits
 
     async def _expand(
         self, tx: StoreTransaction, anchors: list[str], options: GraphOptions

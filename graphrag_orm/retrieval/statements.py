@@ -418,7 +418,8 @@ class GraphStatements:
 
         In a tenanted layout the names index covers ``tenant``: ``$query`` is asked of the name
         and alias fields AND the tenant's phrase of the tenant field (boosted 0: it filters, it
-        adds nothing to the score), and each hit's ``tenant`` is then checked exactly."""
+        adds nothing to the score), and each hit's ``tenant`` is then checked exactly: one row,
+        ``found`` (the index's hits) and ``kept`` (the tenant's, ``{thing, score}`` maps)."""
         if not self.names.tenanted:
             return (
                 "CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score "
@@ -430,8 +431,8 @@ class GraphStatements:
         )
         return (
             f"CALL db.index.fulltext.queryNodes($index, {lucene}, {{limit: $k}}) YIELD node, score "
-            f"WHERE node.{TENANT_PROPERTY} = ${TENANT_PARAMETER} "
-            "RETURN elementId(node) AS thing ORDER BY score DESC, thing"
+            f"WITH collect({{thing: elementId(node), score: score, mine: node.{TENANT_PROPERTY} = ${TENANT_PARAMETER}}}) "
+            "AS hits RETURN size(hits) AS found, [h IN hits WHERE h.mine | {thing: h.thing, score: h.score}] AS kept"
         )
 
     @functools.cached_property

@@ -19,7 +19,7 @@ import pytest_asyncio
 
 from graphrag_orm import ConnectionSettings, GraphRag, HealthFinding, Sources
 from graphrag_orm.chat import ScriptedChat
-from graphrag_orm.codes import ErrorCode
+from graphrag_orm.codes import ErrorCode, LimitName
 from graphrag_orm.errors import SchemaMismatch
 from graphrag_orm.evidence import Route
 from graphrag_orm.extraction.statements import retract_statements
@@ -174,7 +174,8 @@ async def test_each_graph_route_statement_reads_the_tenants_things_and_facts_onl
     assert by_chunks.column("thing") and set(by_chunks.column("thing")) <= things
     query = to_query(f"{SUPPLIERS[other]} {SUPPLIERS[tenant]} BC-310")
     by_names = await rag.store.read(st.anchors_by_names, {"index": st.names_index, "query": query, "k": 50})
-    assert by_names.column("thing") and set(by_names.column("thing")) <= things
+    kept = [hit["thing"] for hit in by_names.value("kept")]
+    assert kept and set(kept) <= things
     part = (
         await store.read("MATCH (p:Part {name: 'BC-310', tenant: $t}) RETURN elementId(p) AS id", {"t": tenant})
     ).value("id")
@@ -428,3 +429,23 @@ async def test_each_knowledge_maintenance_statement_reads_the_tenants_facts_and_
     other_run = (await store.read("MATCH (t:Part {tenant: 'acme-eu'}) RETURN t.runId AS run LIMIT 1")).value("run")
     assert (await acme.store.read(st.runs_in_use, {"runs": [other_run]})).value("runs") == []
     assert len(await acme.store.read(st.orphan_stamps)) == 0  # the other tenant's orphan thing is not read
+
+
+async def test_anchors_the_names_index_gave_another_tenant_are_reported_not_silent(
+    tenants: dict[str, GraphRag],
+) -> None:
+    def route(tenant: str) -> GraphRoute:
+        rag = tenants[tenant]
+        assert rag.ontology is not None
+        return GraphRoute(rag.store, rag.model, rag.ontology)
+
+    one = GraphOptions(max_anchors=1)
+    # "acme-eu" holds the word "acme": for acme, the index's one hit is acme-eu's supplier, which
+    # the exact check drops, so acme gets no anchor from the names and is told so.
+    cut = await route("acme").run(SUPPLIERS["acme-eu"], [], one)
+    assert cut.context == [] and [lim.name for lim in cut.limits] == [LimitName.GRAPH_ANCHORS_TENANT_OVER_FETCH]
+    # Its own supplier, or acme-eu asking acme's ("acme" does not hold the phrase "acme eu"): nothing cut.
+    own = await route("acme").run(SUPPLIERS["acme"], [], one)
+    assert LimitName.GRAPH_ANCHORS_TENANT_OVER_FETCH not in [lim.name for lim in own.limits]
+    other = await route("acme-eu").run(SUPPLIERS["acme"], [], one)
+    assert other.limits == [] and other.context == []

@@ -107,7 +107,7 @@ def test_every_knowledge_statement_of_a_tenanted_layout_is_the_tenants(layout: L
             assert cypher.count("tenant: $tenant}") == 2  # the thing and the chunk
     # The graph route: the names index asked for the tenant's phrase, then each hit checked.
     names = rendered["graph.anchors_by_names"]
-    assert "AND tenant:\"' + $tenant + '\"^0'" in names and "WHERE node.tenant = $tenant" in names
+    assert "AND tenant:\"' + $tenant + '\"^0'" in names and "node.tenant = $tenant" in names and "WHERE h.mine" in names
     assert "WHERE t.tenant = $tenant" in rendered["graph.anchors_by_chunks"]
     assert "AND t.tenant = $tenant" in rendered["graph.expand"] and "other.tenant = $tenant" in rendered["graph.expand"]
     assert rendered["graph.degree"].count("$tenant") == 2
