@@ -79,10 +79,10 @@ from graphrag_orm.errors import QueryRefused, TenantError
 from graphrag_orm.layout import DEFAULT_STAGING_PROPERTY
 from graphrag_orm.store.gate import CypherGate, check_vector_reads
 from graphrag_orm.store.store import Plan, Result, Store, StoreTransaction
+from graphrag_orm.values import Options, strings_in
 
 if TYPE_CHECKING:
     from graphrag_orm.store.fence import TenantFence
-from graphrag_orm.values import Options, strings_in
 
 __all__ = [
     "DEADLINE_GRACE_SECONDS",

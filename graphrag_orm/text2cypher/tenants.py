@@ -87,9 +87,9 @@ class TenantDatabases:
         return store
 
     async def close(self) -> None:
-        """Close every driver opened; a later question opens its tenant's again."""
-        stores, self._stores = list(self._stores.values()), {}
-        for store in stores:
+        """Close every driver opened; a later question opens its tenant's again, on the same store
+        (the one each tenant's ``TenantGraphQuestions`` holds)."""
+        for store in list(self._stores.values()):
             if store.connected:
                 driver = store.driver
                 store.unbind()

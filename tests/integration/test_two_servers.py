@@ -163,6 +163,11 @@ async def test_a_tenants_graph_questions_run_on_its_own_database_never_the_share
         await acme.close()  # a view leaves the tenants' databases open
         again = await rag.for_tenant("acme").graph.ask("Which vault codes are stored?")  # type: ignore[union-attr]
         assert again.rows == answer.rows
+        # The databases closed (as the facade's close does), the same service opens its tenant's again.
+        databases = rag._graph_databases
+        assert databases is not None
+        await databases.close()
+        assert (await acme.graph.ask("Which vault codes are stored?")).rows == answer.rows
     finally:
         await rag.close()
         cleanup = await open_store(second_server)
