@@ -7,7 +7,9 @@ transaction); then the run is Completed with its counts. A failure marks the run
 and raises: what was written carries the run id, so :func:`~graphrag_orm.adoption.undo.undo`
 takes it back. Each statement writes at most ``batch_size`` rows. What apply writes on a
 node is exactly :attr:`AdoptionStatements.document_keys` / ``chunk_keys``: nothing the other
-library stored, no label and no index changes.
+library stored, no label and no index changes. In a tenanted graph the document ids are
+qualified by ``tenant`` (as ingestion's are), and the page writes stamp the store's
+``$tenant`` (:class:`~graphrag_orm.adoption.statements.AdoptionStatements`).
 """
 
 from __future__ import annotations
@@ -59,8 +61,11 @@ class Applier:
         embedding_set: EmbeddingSet,
         options: AdoptionOptions,
         loaders: LoaderRegistry,
+        *,
+        tenant: str | None = None,
     ) -> None:
         self.store = store
+        self.tenant = tenant
         self.model = model
         self.statements = statements
         self.embedding_set = embedding_set
@@ -104,7 +109,11 @@ class Applier:
             ordered = sorted(row["chunks"], key=lambda c: int(c["index"]))
             path = str(row["path"])
             grounded = await ground(
-                path, [str(c["text"]) for c in ordered], self.options.source_files.get(path), self.loaders
+                path,
+                [str(c["text"]) for c in ordered],
+                self.options.source_files.get(path),
+                self.loaders,
+                tenant=self.tenant,
             )
             documents.append({"element": row["element"], "props": self._document(grounded, run_id)})
             chunks += [

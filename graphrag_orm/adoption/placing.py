@@ -46,8 +46,11 @@ class GroundedDocument:
     had_source: bool
 
 
-async def ground(path: str, texts: Sequence[str], source: Source | None, loaders: LoaderRegistry) -> GroundedDocument:
-    """The document's keys and its chunks' spans (see the module's docstring); reads only the file."""
+async def ground(
+    path: str, texts: Sequence[str], source: Source | None, loaders: LoaderRegistry, *, tenant: str | None = None
+) -> GroundedDocument:
+    """The document's keys and its chunks' spans (see the module's docstring); reads only the file.
+    In a tenanted graph the id is qualified by ``tenant`` (a validated tenant value), as ingestion's."""
     uri = source.source_uri if source is not None else adopted_uri(path)
     media_type = source.media_type if source is not None else (media_type_for(path) or _PLAIN)
     if source is not None:
@@ -55,12 +58,19 @@ async def ground(path: str, texts: Sequence[str], source: Source | None, loaders
         if spans is not None:
             utf8, found = spans
             return GroundedDocument(
-                document_id(uri), uri, media_type, content_hash(utf8), len(utf8), Grounding.SOURCE, found, True
+                document_id(uri, tenant), uri, media_type, content_hash(utf8), len(utf8), Grounding.SOURCE, found, True
             )
     joined = "".join(texts).encode("utf-8")
     own = tuple((0, len(text.encode("utf-8"))) for text in texts)
     return GroundedDocument(
-        document_id(uri), uri, media_type, content_hash(joined), len(joined), Grounding.CHUNK, own, source is not None
+        document_id(uri, tenant),
+        uri,
+        media_type,
+        content_hash(joined),
+        len(joined),
+        Grounding.CHUNK,
+        own,
+        source is not None,
     )
 
 

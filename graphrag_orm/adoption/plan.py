@@ -10,9 +10,15 @@ else writes one run (:mod:`~graphrag_orm.adoption.apply`). ``await plan.undo(run
 takes back what that run added (:mod:`~graphrag_orm.adoption.undo`). Apply and undo
 run in a ``GraphRag.Adopt`` span (run id and counts only).
 
-A tenanted graph (docs/tenancy.md) refuses adoption (``tenant-refused``) when the plan is
-built: the graph another library wrote carries no tenant, and its documents cannot be
-fenced to one.
+In a tenanted graph (docs/tenancy.md) a plan adopts for one tenant: its layout is the
+tenanted one and its store is bound to the tenant (``Store.for_tenant``, ``rag.store`` of a
+facade bound to one), else ``tenant-refused`` or ``tenant-required`` when the plan is
+built, before anything is sent. The plan sees the nodes that carry no tenant (the other
+library's, not claimed yet) and the tenant's own, never another tenant's; apply claims what
+it adopts for the tenant (``tenant`` stamped, ids qualified by the tenant as ingestion's
+are) and undo gives it back. Every adopted index the layout names is rebuilt under the same
+name with ``tenant`` declared (:meth:`AdoptionPlan.prepare_steps`), as a tenanted graph's
+routes filter inside the index.
 """
 
 from __future__ import annotations
@@ -31,9 +37,9 @@ from graphrag_orm.evidence import GROUNDING_PROPERTY
 from graphrag_orm.layout import Layout
 from graphrag_orm.loaders import LoaderRegistry
 from graphrag_orm.models import for_layout
-from graphrag_orm.schema import CreateStep, MigrationStep, Schema
+from graphrag_orm.schema import CreateStep, DropStep, MigrationStep, Schema
 from graphrag_orm.store import Store
-from graphrag_orm.tenancy import refuse_in_tenanted_graph
+from graphrag_orm.tenancy import check_fenced, require_tenant
 from graphrag_orm.tracing import SpanName, span
 
 __all__ = ["Adoption", "AdoptionPlan"]
@@ -70,9 +76,10 @@ class AdoptionPlan:
             layout.chunk_text_property,
             layout.chunk_embedding_property,
         )
-        # The other library's nodes carry no tenant: adopting them in a tenanted graph would
-        # read and stamp every tenant's documents (docs/tenancy.md).
-        refuse_in_tenanted_graph(layout.tenanted or store.tenanted, "adoption of another library's graph")
+        # The statements are rendered from the layout and sent by the store: both tenanted, and
+        # the store bound to the tenant the adopted documents are claimed for (docs/tenancy.md).
+        check_fenced(layout.tenanted, store.tenanted, "adoption")
+        require_tenant(layout.tenanted, store.tenant, "adoption")
         if GROUNDING_PROPERTY in chunk_names:
             raise ConfigurationError(
                 ErrorCode.INVALID_LAYOUT, f"adoption stores {GROUNDING_PROPERTY!r} on chunks; rename that property"
@@ -86,13 +93,26 @@ class AdoptionPlan:
         self.statements = AdoptionStatements.render(self.model)
 
     def prepare_steps(self) -> list[MigrationStep]:
-        """The key constraints and the indexes the layout does not name, as creation steps."""
+        """The key constraints and the indexes the layout does not name, as creation steps.
+
+        In a tenanted layout, each index the layout names then follows as a drop of the other
+        tool's definition and a creation under the same name that declares ``tenant`` (the
+        vector index filters by it, the full-text index covers it): a tenanted graph's routes
+        filter inside the index. The drop keeps the old definition, so a downgrade restores it.
+        """
         named = {self.layout.vector_index, self.layout.fulltext_index} - {None}
-        return [
+        steps: list[MigrationStep] = [
             step
             for step in Schema.create_steps(self.layout, self.embedding_set)
             if not (isinstance(step, CreateStep) and step.definition.name in named)
         ]
+        if self.layout.tenanted:
+            theirs = Schema.definitions(self.layout.replace(tenancy="off"), self.embedding_set)
+            ours = {d.name: d for d in Schema.definitions(self.layout, self.embedding_set)}
+            for definition in theirs:
+                if definition.name in named:
+                    steps += [DropStep(definition=definition), CreateStep(definition=ours[definition.name])]
+        return steps
 
     async def preview(self) -> AdoptionPreview:
         """The dry run: it only reads."""
@@ -116,7 +136,10 @@ class AdoptionPlan:
                 f"the graph cannot be adopted as it is ({codes}); preview() lists them. Nothing was written",
             )
         run_id = f"run-{uuid.uuid4().hex}"
-        applier = Applier(self.store, self.model, self.statements, self.embedding_set, self.options, self.loaders)
+        tenant = self.store.tenant.value if self.store.tenant is not None else None
+        applier = Applier(
+            self.store, self.model, self.statements, self.embedding_set, self.options, self.loaders, tenant=tenant
+        )
         with span(SpanName.ADOPT, run_id=run_id) as recorder:
             receipt = await applier.apply(run_id, found.documents)
             recorder.set("documents", receipt.documents)

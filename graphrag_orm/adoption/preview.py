@@ -15,6 +15,13 @@ source files are loaded to place their documents' chunks. Blockers:
   (``equivalent-schema``: name it in the layout), an index the layout names that is
   absent (``schema-missing``) or on other labels, properties or dimensions
   (``schema-mismatch``), and steps not applied yet (``schema-missing``).
+
+In a tenanted graph every statement sees only the nodes without a tenant and the store's
+tenant's own (:class:`~graphrag_orm.adoption.statements.AdoptionStatements`), so nothing
+of another tenant is counted or listed; an index the layout names is rebuilt with
+``tenant`` by :meth:`prepare_steps`, so until that revision is applied it is pending
+(``schema-missing``), and one that is neither the other tool's definition nor the
+tenanted one is ``schema-mismatch``: dropping it would lose what the layout does not say.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from graphrag_orm.evidence import Grounding
 from graphrag_orm.layout import Layout
 from graphrag_orm.loaders import LoaderRegistry
 from graphrag_orm.migrate.compare import compare, equivalents
-from graphrag_orm.schema import MigrationStep, Schema, SchemaDefinition, VectorIndex
+from graphrag_orm.schema import CreateStep, DropStep, MigrationStep, Schema, SchemaDefinition, VectorIndex
 from graphrag_orm.store import Store, StoreTransaction
 from graphrag_orm.store.introspection import LiveDefinition, read_live_schema
 from graphrag_orm.values import Limit
@@ -122,11 +129,16 @@ def _schema(
 ) -> tuple[list[AdoptionBlocker], tuple[str, ...], tuple[str, ...]]:
     """Blockers of the schema, the steps not applied yet, and the adopted indexes found as named."""
     blockers: list[AdoptionBlocker] = []
-    definitions = [step.definition for step in steps]
+    definitions = [step.definition for step in steps if isinstance(step, CreateStep)]
+    # A tenanted layout rebuilds the other tool's named indexes: drop, then create under that name.
+    replaced = {step.definition.name: step.definition for step in steps if isinstance(step, DropStep)}
     check = compare(definitions, live)
     for difference in check.different:
-        blockers.append(_blocker(ErrorCode.SCHEMA_CONFLICT, difference.name, "exists with another definition"))
-    pending = tuple(difference.name for difference in check.missing)
+        if difference.name not in replaced:
+            blockers.append(_blocker(ErrorCode.SCHEMA_CONFLICT, difference.name, "exists with another definition"))
+    pending = tuple(difference.name for difference in check.missing) + tuple(
+        difference.name for difference in check.different if difference.name in replaced
+    )
     for definition in definitions:
         if definition.name in pending:
             for other in equivalents(definition, live):
@@ -149,15 +161,23 @@ def _schema(
     adopted: list[str] = []
     for named in _named_indexes(layout, embedding_set):
         actual = live.get(named.name)
+        theirs = replaced.get(named.name)
+        if actual is not None and theirs is not None and named.name in pending and _same(actual, theirs):
+            continue  # the other tool's, as the layout says: the pending revision rebuilds it with the tenant
         if actual is None:
             blockers.append(_blocker(ErrorCode.SCHEMA_MISSING, named.name, "is named by the layout but absent"))
-        elif actual.signature != named.signature() or (
-            isinstance(named, VectorIndex) and actual.detail.get("dimensions") != named.dimensions
-        ):
+        elif not _same(actual, named):
             blockers.append(_blocker(ErrorCode.SCHEMA_MISMATCH, named.name, f"is {actual.describe()}"))
         else:
             adopted.append(named.name)
     return blockers, pending, tuple(adopted)
+
+
+def _same(actual: LiveDefinition, definition: SchemaDefinition) -> bool:
+    """Whether the live index is ``definition``: its signature, and a vector index's dimensions."""
+    return actual.signature == definition.signature() and (
+        not isinstance(definition, VectorIndex) or actual.detail.get("dimensions") == definition.dimensions
+    )
 
 
 def _named_indexes(layout: Layout, embedding_set: EmbeddingSet) -> list[SchemaDefinition]:

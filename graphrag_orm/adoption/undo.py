@@ -2,9 +2,10 @@
 
 The run must be an adoption run (its ``settingsFingerprint`` starts with ``adopt:``),
 else ``AdoptionError("run-not-found")`` and nothing changes. Then, in pages of at most
-``batch_size`` elements, each its own write transaction: the keys apply wrote are removed
-from documents, then chunks, then ``runId`` from their links, each only where ``runId`` is
-still this run's. A document the toolkit ingested again since belongs to that later run
+``batch_size`` elements, each its own write transaction: ``runId`` is removed from the
+links, then the keys apply wrote from documents, then chunks, each only where ``runId`` is
+still this run's (and, in a tenanted graph, only on the store's tenant's nodes and the
+links of its chunks: the run must be the tenant's too). A document the toolkit ingested again since belongs to that later run
 and stays, with the chunks that run wrote. Last, the run node is deleted, only when
 nothing names it any more. Labels, the other library's properties and indexes are never
 touched. A page left unfinished by a failure is taken back by undoing again.
@@ -30,9 +31,9 @@ async def undo(store: Store, statements: AdoptionStatements, run_id: str, batch_
     removed = {"documents": 0, "chunks": 0, "links": 0}
     batches = 0
     for kind, cypher in (
+        ("links", statements.undo_links),
         ("documents", statements.undo_documents),
         ("chunks", statements.undo_chunks),
-        ("links", statements.undo_links),
     ):
         while True:
             count = await _page(store, cypher, run_id, batch_size, f"adoption.undo.{kind}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,33 @@ def test_passages_name_a_chunk_grounding_and_a_text_origin_and_read_as_before_ot
     assert not {"grounding", "textOrigin"} & set(tool(_item(Grounding.SOURCE)))
     assert tool(_item(Grounding.CHUNK, "transcript: whisper"))["grounding"] == "Chunk"
     assert tool(_item(Grounding.CHUNK, "transcript: whisper"))["textOrigin"] == "transcript: whisper"
+
+
+def _rendered(layout: Layout) -> dict[str, object]:
+    """Every statement and key list adoption renders for ``layout``, by attribute name."""
+    statements = AdoptionStatements.render(for_layout(layout))
+    found: dict[str, object] = {}
+    for name in dir(AdoptionStatements):
+        if name.startswith("_") or name in ("render", "names"):
+            continue
+        value = getattr(statements, name)
+        found[name] = {code.value: cypher for code, cypher in value.items()} if isinstance(value, dict) else value
+    return found
+
+
+def test_untenanted_statements_render_as_before_tenancy_and_tenanted_ones_all_carry_the_tenant() -> None:
+    # Recorded from the rendering before adoption per tenant (the untenanted graph's statements).
+    recorded = {
+        "neo4j-graphrag": "06ba708b65ffd7401bcacf8d0edd8464fa7322c65fab8470d85f5b9ebe57f792",
+        "default": "4bb1e5d483e9f6c0cfbdbb37251bfad3edb276e1f6a6a0165902f13fdbaa8b3e",
+    }
+    for name, layout in (("neo4j-graphrag", Layout.NEO4J_GRAPHRAG), ("default", Layout.DEFAULT)):
+        digest = hashlib.sha256(json.dumps(_rendered(layout), sort_keys=True).encode()).hexdigest()
+        assert digest == recorded[name], name
+    tenanted = _rendered(Layout.NEO4J_GRAPHRAG.replace(tenancy="required"))
+    for name, value in tenanted.items():
+        texts = list(value.values()) if isinstance(value, dict) else [value]
+        for text in texts:
+            if isinstance(text, str):
+                assert "$tenant" in text, name
+    assert "tenant" in tenanted["document_keys"] and "tenant" in tenanted["chunk_keys"]  # type: ignore[operator]
