@@ -1,0 +1,134 @@
+"""Pseudo-relevance feedback on the vector route, tried on the dev sets before building it.
+
+    .venv/bin/python benchmarks/relevance/feedback.py [--model e5-small-v2-int8] [--port 7706] [--home home-retr]
+        [--devset examples/devset2]
+
+Rocchio's feedback on vectors: the toolkit's ``Retriever`` (its defaults) finds the question's
+first items; the texts of the first ``m`` are embedded as passages and the question's vector
+moves toward their mean, ``q' = q + beta * mean(p_1..p_m)`` (normalised), and the retrieval runs
+again with ``q'`` in the vector route (the full-text route keeps the question's words). The
+second list is taken as it is (``again``) or merged with the first by reciprocal rank (``rrf``).
+Scored by the evaluation harness at k = 10, per kind of question, beside the defaults, as
+``variants.py``; the same server and graph (ingested only when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run as relevance  # benchmarks/relevance/run.py
+from common import BenchServer
+from variants import merged
+
+from graphrag_orm.embeddings import LocalEmbedder
+from graphrag_orm.embeddings.base import embed_questions
+from graphrag_orm.embeddings.local import DEFAULT_MODEL
+from graphrag_orm.evaluation import Evaluator, load_cases
+from graphrag_orm.evaluation.stored import StoredChunks
+from graphrag_orm.evidence import Evidence
+from graphrag_orm.layout import Layout
+from graphrag_orm.models import for_layout
+from graphrag_orm.retrieval import RetrievalOptions, Retriever
+from graphrag_orm.store import Store
+from graphrag_orm.store.connection import open_driver
+
+
+class _Moved:
+    """An embedder whose question vector is the one set last (the passages are the inner one's)."""
+
+    def __init__(self, inner: LocalEmbedder) -> None:
+        self.inner = inner
+        self.vector: list[float] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        return await self.inner.embed(texts)
+
+    async def embed_query(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        return [self.vector for _ in texts]
+
+
+def _normalised(vector: Sequence[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
+
+class Feedback:
+    """The first retrieval's ``m`` first texts move the question's vector by ``beta``; see the module."""
+
+    def __init__(
+        self, first: Retriever, again: Retriever, moved: _Moved, embedder: LocalEmbedder, m: int, beta: float, how: str
+    ) -> None:
+        self.first, self.again, self.moved, self.embedder = first, again, moved, embedder
+        self.m, self.beta, self.how = m, beta, how
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.first, name)
+
+    async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
+        found = await self.first.retrieve(question, options, **kwargs)
+        texts = [item.text for item in found.items[: self.m]]
+        if not texts:
+            return found
+        (q,) = await embed_questions(self.embedder, [question])
+        passages = await self.embedder.embed(texts)
+        mean = [sum(p[i] for p in passages) / len(passages) for i in range(len(q))]
+        self.moved.vector = _normalised([a + self.beta * b for a, b in zip(q, mean, strict=True)])
+        second = await self.again.retrieve(question, options, **kwargs)
+        if self.how == "again":
+            return second
+        k = (options or self.first.options).max_items
+        return found.model_copy(update={"items": tuple(merged("rrf", [found.items, second.items], k))})
+
+
+async def main(args: argparse.Namespace) -> None:
+    cases = load_cases(args.devset / "cases.jsonl")
+    corpus, uri = relevance.corpus_of(args.devset)
+    embedder = LocalEmbedder(args.model)
+    moved = _Moved(embedder)
+    with BenchServer(port=args.port, home=args.home) as server:
+        driver = await open_driver(server.settings)
+        store = Store(driver, database=server.settings.database)
+        try:
+            stored_chunks = (await store.read("MATCH (c:Chunk) RETURN count(c) AS n", name="bench.count")).value("n")
+            uris = await store.read("MATCH (d:Document) RETURN d.sourceUri AS uri", name="bench.documents")
+            if [row["uri"] for row in uris] != [uri] or stored_chunks < corpus.stat().st_size // 4096:
+                await relevance.ingest(store, embedder, args.devset)
+            model = for_layout(Layout.DEFAULT)
+            first = Retriever(store, model, embedder.embedding_set(), embedder)
+            again = Retriever(store, model, embedder.embedding_set(), moved)
+            stored = StoredChunks(store, model)
+            contenders: list[tuple[str, Any]] = [("graphrag-orm defaults", first)]
+            for m, beta, how in ((3, 0.5, "again"), (3, 1.0, "again"), (3, 0.5, "rrf"), (5, 1.0, "rrf")):
+                name = f"feedback m={m} beta={beta} {how}"
+                contenders.append((name, Feedback(first, again, moved, embedder, m, beta, how)))
+            rows = []
+            for name, contender in contenders:
+                report = await Evaluator(retriever=contender, stored=stored, k=relevance.K).run(cases)
+                rows.append((name, relevance.summarise(report.cases)))
+                print(f"{name}: done", flush=True)
+        finally:
+            await driver.close()
+    print(f"\nembedder: {embedder.model_name}\n\n{relevance.render(rows)}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument("--port", type=int, default=7706)
+    parser.add_argument("--home", default="home-retr")
+    parser.add_argument(
+        "--devset", type=Path, default=relevance.DEVSET, help="the dev set's folder (default: examples/devset)"
+    )
+    asyncio.run(main(parser.parse_args()))
