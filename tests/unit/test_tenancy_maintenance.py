@@ -165,9 +165,15 @@ async def test_progress_across_tenants_is_refused_on_a_tenants_store_and_outside
     assert named.value.code == ErrorCode.INVALID_LAYOUT
 
 
-@pytest.mark.parametrize("store", [BOUND, Store()], ids=["tenanted store", "tenanted layout"])
-def test_adoption_is_refused_in_a_tenanted_graph(store: Store) -> None:
+@pytest.mark.parametrize(
+    ("store", "code"),
+    [(BOUND, ErrorCode.TENANT_REFUSED), (Store(), ErrorCode.TENANT_REQUIRED)],
+    ids=["tenanted store, untenanted layout", "tenanted layout, untenanted store"],
+)
+def test_adoption_whose_layout_and_store_disagree_is_refused(store: Store, code: ErrorCode) -> None:
     layout = Layout.NEO4J_GRAPHRAG.replace(tenancy="required") if store is not BOUND else Layout.NEO4J_GRAPHRAG
     with pytest.raises(TenantError) as refused:
         Adoption(store).plan(layout, OFFLINE_EMBEDDING_SET)
-    assert refused.value.code == ErrorCode.TENANT_REFUSED
+    assert refused.value.code == code
+    # Both tenanted and bound to a tenant: the tenant's adoption (docs/tenancy.md#adoption-per-tenant).
+    assert Adoption(BOUND).plan(Layout.NEO4J_GRAPHRAG.replace(tenancy="required"), OFFLINE_EMBEDDING_SET)
