@@ -296,6 +296,7 @@ class MaintenanceService:
             if self.knowledge is not None:
                 await self._remove_orphan_things(totals)  # the tenant's things, none left mentioned
             communities, reports = await self._housekeeping.remove_communities()  # the tenant's
+            totals.communities, totals.reports = communities, totals.reports + reports
             totals.leases += await self._housekeeping.remove_expired_leases()
             while True:  # a run a dead process left Running is failed, then removed like any other
                 runs, more = await self._stale.fail(self.options.page_size)
@@ -316,8 +317,8 @@ class MaintenanceService:
             leases=totals.leases,
             runs=totals.runs,
             things=totals.things,
-            communities=communities,
-            reports=reports,
+            communities=totals.communities,
+            reports=totals.reports,  # those its batches' retraction left without a finding, and the rest
             stale_runs_failed=failed,
             batches=totals.batches,
             left=left,
