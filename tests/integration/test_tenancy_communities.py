@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,10 @@ from graphrag_orm.chat import OpenAIChat
 from graphrag_orm.codes import GlobalRefusal
 from graphrag_orm.communities import CommunityService, GlobalAnswers, ReportService
 from graphrag_orm.communities.report_statements import ReportStatements
+from graphrag_orm.communities.staging import StagingStatements
 from graphrag_orm.maintenance import ResetScope
-from graphrag_orm.store import Store
+from graphrag_orm.maintenance.removal_statements import RetractionStatements, delete_communities
+from graphrag_orm.store import Store, StoreTransaction
 from tests.integration.knowledge_support import BIKES
 from tests.integration.test_global_model import CHAT, Model, sent
 from tests.integration.test_tenancy_knowledge import (  # noqa: F401 (tenants: the fixture)
@@ -264,3 +267,67 @@ async def test_a_killed_build_of_one_tenant_is_neither_seen_nor_removed_by_the_o
         "MATCH (n:GraphRagStaged|GraphRagRetired) RETURN count(n) + COUNT { (:CommunityReport) } AS n"
     )
     assert left.value("n") == 0
+
+
+async def test_each_community_and_report_write_touches_the_tenants_nodes_only(
+    tenants: dict[str, GraphRag],  # noqa: F811
+    store: Store,
+) -> None:
+    """Each write alone, through the tenant's store, given the other tenant's ids (or none): the
+    other tenant's communities, reports, findings and memberships are never matched or changed."""
+    await build_and_report(tenants, *tenants)
+    acme = tenants["acme"]
+    theirs = await owned(store, "acme-eu")
+    # Findings of the other's citing the tenant's document too, and one of its reports unlinked: what the
+    # tenant's retraction and relinking would reach without their filters.
+    catalog = sources("acme")[0].in_tenant("acme").document_id
+    await store.execute(
+        "MATCH (f:ReportFinding {tenant: 'acme-eu'}) SET f.documentIds = f.documentIds + $d, "
+        "f.chunkIds = f.chunkIds + 'x', f.startBytes = f.startBytes + 0, f.endBytes = f.endBytes + 1, "
+        "f.quotes = f.quotes + 'x' WITH count(f) AS n "
+        "MATCH (:Community {tenant: 'acme-eu'})-[h:HAS_REPORT]->() WITH h LIMIT 1 DELETE h",
+        {"d": catalog},
+    )
+    before = await everything_but(store, "acme")
+    st, rs = communities(acme).statements, ReportStatements.of(BIKES, acme.model)
+    staging = StagingStatements.of(st)
+    retraction = RetractionStatements.render(acme.model.names)
+    community, report = sorted(theirs["communities"]), sorted(theirs["reports"])
+    part = await column(store, "MATCH (p:Part {name: 'BC-310', tenant: $t}) RETURN p.id AS id", "acme-eu")
+    names = {"label": "Community", "report": "CommunityReport", "finding": "ReportFinding"}
+    build = await column(store, "MATCH (c:Community {tenant: $t}) RETURN c.buildId AS id", "acme-eu")
+    props = {"id": "probe", "reportId": "probe"}
+    by_ids: list[tuple[str, dict[str, Any]]] = [
+        (st.remove, {"ids": community}),
+        (st.drop_reports[0], {"ids": report}),
+        (st.drop_reports[1], {"ids": report}),
+        (st.parents, {"rows": [{"id": community[0], "parent": community[-1]}]}),
+        (st.members("Part"), {"rows": [{"thing": min(part), "community": community[0]}], "build": "probe"}),
+        (staging.retire_findings_of, {**names, "ids": report}),
+        (staging.retire_reports_of, {**names, "ids": report}),
+        (staging.promote, {**names, "build": min(build)}),
+        (rs.clear_findings_of, {"ids": community}),
+        (rs.clear_reports_of, {"ids": community}),
+        (rs.create_reports, {"rows": [{"community": community[0], "props": props}]}),
+        (rs.create_findings, {"rows": [{"report": report[0], "props": props}]}),
+        (retraction.settle, {"rows": [{"id": report[0], "retracted": 1, "trimmed": 0}]}),
+    ]
+    own: list[tuple[str, dict[str, Any]]] = [  # these change the tenant's own nodes only
+        (st.relink_reports, {}),
+        (retraction.retract, {"ids": [catalog]}),
+        (retraction.trim, {"ids": [catalog]}),
+        (staging.retire_findings, names),
+        (staging.retire_reports, names),
+        (staging.retire_communities, names),
+        (rs.clear_findings, {}),
+        (rs.clear_reports, {}),
+        (delete_communities("Community", True), {"page": 100}),
+    ]
+    for index, (statement, parameters) in enumerate(by_ids + own):
+
+        async def work(tx: StoreTransaction, statement: str = statement, parameters: Any = parameters) -> int:
+            return sum((await tx.run(statement, parameters)).counters.values())
+
+        changed = await acme.store.write(work)
+        assert index >= len(by_ids) or changed == 0, statement  # the other's ids matched nothing
+        assert await everything_but(store, "acme") == before, statement
