@@ -22,7 +22,7 @@ from graphrag_orm.chat import OpenAIChat
 from graphrag_orm.codes import GlobalRefusal
 from graphrag_orm.communities import CommunityService, GlobalAnswers, ReportService
 from graphrag_orm.communities.report_statements import ReportStatements
-from graphrag_orm.communities.staging import StagingStatements
+from graphrag_orm.communities.staging import STAGED_LABEL, StagingStatements
 from graphrag_orm.maintenance import ResetScope
 from graphrag_orm.maintenance.removal_statements import RetractionStatements, delete_communities
 from graphrag_orm.store import Store, StoreTransaction
@@ -112,15 +112,27 @@ async def test_each_community_and_report_statement_reads_the_tenants_nodes_only(
     await build_and_report(tenants, "acme", "acme-eu")
     acme = tenants["acme"]
     mine, theirs = await owned(store, "acme"), await owned(store, "acme-eu")
-    st = communities(acme).statements
+    st, rs = communities(acme).statements, ReportStatements.of(BIKES, acme.model)
     assert {str(r["id"]) for r in await acme.store.read(st.stored)} == mine["communities"]
     page = await acme.store.read(st.stored_page, {"after": "", "page": 100})
     assert set(page.column("id")) == mine["communities"]
     other = sorted(theirs["communities"])
     assert len(await acme.store.read(st.now, {"ids": other, "labels": list(BIKES.labels)})) == 0
+    # A fact from the tenant's thing to another tenant's thing placed in no community: not "unplaced".
+    await store.execute(
+        "MATCH (a:Part {name: 'BC-310', tenant: 'acme'}) CREATE (a)-[:SUPPLIED_BY {documentIds: [], runId: 'planted'}]->"
+        "(:Supplier {id: 'unplaced', name: 'Unplaced', tenant: 'acme-eu'})"
+    )
+    now = await acme.store.read(st.now, {"ids": sorted(mine["communities"]), "labels": list(BIKES.labels)})
+    assert len(now) == len(mine["communities"]) and {row["unplaced"] for row in now} == {0}
+    assert (await communities(acme).stale()).stale == 0
+    # A community of the other's without a report is not the tenant's to report on.
+    await store.execute("CREATE (:Community {id: 'lonely', level: 0, fingerprint: 'x', tenant: 'acme-eu'})")
+    assert set((await acme.store.read(rs.missing, {"limit": 100})).column("id")) == set()
+    # Reports a refresh would write again: the tenant's only (the other's keys are not among the tenant's).
+    assert set((await acme.store.read(st.outdated_reports, {"keys": []})).column("id")) == mine["reports"]
     assert (await acme.store.read(st.reports_of, {"ids": other})).value("reports") == 0
     assert len(await acme.store.read(st.membership, {"id": other[0], "limit": 50})) == 0
-    rs = ReportStatements.of(BIKES, acme.model)
     assert len(await acme.store.read(rs.facts or "", {"ids": other, "limit": 50})) == 0
     assert len(await acme.store.read(rs.chunks, {"ids": sorted(theirs["chunks"])})) == 0
     assert len(await acme.store.read(rs.findings_of, {"ids": sorted(theirs["reports"])})) == 0
@@ -218,6 +230,14 @@ async def test_a_tenants_builds_reports_removal_reset_and_removal_leave_the_othe
     assert refreshed.communities_kept == refreshed.communities and refreshed.reports_kept > 0
     assert (await reports(acme).write(only_missing=True)).reports == 0
     assert await everything_but(store, "acme") == before
+    # A fact of the tenant's stated by one document more: a local refresh writes its community again.
+    await store.execute(
+        "MATCH (:Part {tenant: 'acme'})-[f:SUPPLIED_BY]->() MATCH (d:Document {tenant: 'acme'}) "
+        "WITH f, coll.sort(collect(d.id)) AS documents SET f.documentIds = documents"
+    )
+    assert (await communities(acme).refresh()).communities_added > 0
+    assert (await reports(acme).write(only_missing=True)).reports > 0
+    assert await everything_but(store, "acme") == before
     # A reset of everything removes the tenant's communities and reports, and nothing else.
     reset = await acme.maintenance.reset(ResetScope())
     assert reset.communities > 0 and reset.reports > 0
@@ -285,7 +305,10 @@ async def test_each_community_and_report_write_touches_the_tenants_nodes_only(
         "MATCH (f:ReportFinding {tenant: 'acme-eu'}) SET f.documentIds = f.documentIds + $d, "
         "f.chunkIds = f.chunkIds + 'x', f.startBytes = f.startBytes + 0, f.endBytes = f.endBytes + 1, "
         "f.quotes = f.quotes + 'x' WITH count(f) AS n "
-        "MATCH (:Community {tenant: 'acme-eu'})-[h:HAS_REPORT]->() WITH h LIMIT 1 DELETE h",
+        "MATCH (:Community {tenant: 'acme-eu'})-[h:HAS_REPORT]->() WITH h LIMIT 1 DELETE h "
+        "CREATE (:GraphRagStaged {stagedFor: 'Community', id: 'staged', buildId: 'theirs', tenant: 'acme-eu'}) "
+        "WITH 1 AS one MATCH (s:GraphRagStaged {id: 'staged'}), (t:Part {tenant: 'acme-eu'}) "
+        "CREATE (t)-[:IN_COMMUNITY {buildId: 'theirs'}]->(s)",
         {"d": catalog},
     )
     before = await everything_but(store, "acme")
@@ -293,19 +316,31 @@ async def test_each_community_and_report_write_touches_the_tenants_nodes_only(
     staging = StagingStatements.of(st)
     retraction = RetractionStatements.render(acme.model.names)
     community, report = sorted(theirs["communities"]), sorted(theirs["reports"])
-    part = await column(store, "MATCH (p:Part {name: 'BC-310', tenant: $t}) RETURN p.id AS id", "acme-eu")
+    part = {
+        t: min(await column(store, "MATCH (p:Part {name: 'BC-310', tenant: $t}) RETURN p.id AS id", t)) for t in tenants
+    }
+    mine = min(await column(store, "MATCH (c:Community {tenant: $t}) RETURN c.id AS id", "acme"))
     names = {"label": "Community", "report": "CommunityReport", "finding": "ReportFinding"}
-    build = await column(store, "MATCH (c:Community {tenant: $t}) RETURN c.buildId AS id", "acme-eu")
     props = {"id": "probe", "reportId": "probe"}
     by_ids: list[tuple[str, dict[str, Any]]] = [
         (st.remove, {"ids": community}),
         (st.drop_reports[0], {"ids": report}),
         (st.drop_reports[1], {"ids": report}),
-        (st.parents, {"rows": [{"id": community[0], "parent": community[-1]}]}),
-        (st.members("Part"), {"rows": [{"thing": min(part), "community": community[0]}], "build": "probe"}),
+        # A row joining the tenant's node to the other's, either way: each end is checked alone.
+        (st.parents, {"rows": [{"id": mine, "parent": community[0]}, {"id": community[0], "parent": mine}]}),
+        (
+            st.members("Part"),
+            {
+                "rows": [
+                    {"thing": part["acme-eu"], "community": mine},
+                    {"thing": part["acme"], "community": community[0]},
+                ],
+                "build": "probe",
+            },
+        ),
         (staging.retire_findings_of, {**names, "ids": report}),
         (staging.retire_reports_of, {**names, "ids": report}),
-        (staging.promote, {**names, "build": min(build)}),
+        (staging.promote, {**names, "build": "theirs"}),
         (rs.clear_findings_of, {"ids": community}),
         (rs.clear_reports_of, {"ids": community}),
         (rs.create_reports, {"rows": [{"community": community[0], "props": props}]}),
@@ -322,7 +357,15 @@ async def test_each_community_and_report_write_touches_the_tenants_nodes_only(
         (rs.clear_findings, {}),
         (rs.clear_reports, {}),
         (delete_communities("Community", True), {"page": 100}),
+        (staging.leftover_links(STAGED_LABEL, "stagedFor"), {"value": "Community", "page": 100}),
+        (staging.leftover_nodes(STAGED_LABEL, "stagedFor"), {"value": "Community", "page": 100}),
     ]
+    element = (await store.read("MATCH (c:Community {id: $id}) RETURN elementId(c) AS e", {"id": mine})).value("e")
+    theirs_element = (
+        await store.read("MATCH (c:Community {id: $id}) RETURN elementId(c) AS e", {"id": community[0]})
+    ).value("e")
+    by_ids.append((staging.parents, {"rows": [{"child": element, "parent": theirs_element}]}))
+    by_ids.append((staging.members("Part"), {"rows": [{"thing": part["acme-eu"], "community": element}], "build": "p"}))
     for index, (statement, parameters) in enumerate(by_ids + own):
 
         async def work(tx: StoreTransaction, statement: str = statement, parameters: Any = parameters) -> int:
