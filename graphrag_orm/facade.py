@@ -172,8 +172,8 @@ class GraphRag:
         self.graph: GraphQuestions | None
         #: Questions about the whole corpus from the ontology's community reports (map and
         #: reduce by the chat model, or offline by word overlap when the chat client is a
-        #: stand-in or None; citations verified now); None without an ontology, and in a
-        #: tenanted graph (communities are refused there, docs/tenancy.md).
+        #: stand-in or None; citations verified now); None without an ontology. In a tenanted
+        #: graph, the bound tenant's reports and chunks only (docs/tenancy.md).
         self.global_answers: GlobalAnswers | None
         self._text2cypher = text2cypher
         # Computed now, as maintenance did when it was built here: a layout whose names
@@ -300,8 +300,8 @@ class GraphRag:
         return TenantGraphQuestions(databases, self.tenant, own, self.chat, self._text2cypher, self.ontology)
 
     def _build_global_answers(self) -> GlobalAnswers | None:
-        # Communities and their reports are not fenced to one tenant: none in a tenanted graph.
-        if self.ontology is None or self.layout.tenanted:
+        # In a tenanted graph the tenant's reports only: its statements filter by $tenant.
+        if self.ontology is None:
             return None
         from graphrag_orm.communities import GlobalAnswers
 

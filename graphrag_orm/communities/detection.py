@@ -70,13 +70,18 @@ def fingerprint(members: Iterable[str], facts: Iterable[GraphFact]) -> str:
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-def _community_id(level: int, members: Sequence[str]) -> str:
-    body = json.dumps([level, sorted(members)], separators=(",", ":"))
+def _community_id(level: int, members: Sequence[str], tenant: str | None = None) -> str:
+    """A hash of the level and the members; in a tenanted graph of the tenant too, so two tenants'
+    communities never share an id (docs/tenancy.md), whatever their things are named."""
+    parts: list[object] = [level, sorted(members)] if tenant is None else [tenant, level, sorted(members)]
+    body = json.dumps(parts, separators=(",", ":"))
     return "community-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:24]
 
 
-def detect(facts: Sequence[GraphFact], options: CommunityOptions) -> Detection:
+def detect(facts: Sequence[GraphFact], options: CommunityOptions, *, tenant: str | None = None) -> Detection:
     """Communities of the things ``facts`` join, level 0 the coarsest, at most ``options.max_levels``.
+
+    ``tenant`` (a tenanted graph's, the store's) goes into each community's id.
 
     A fact from a thing to itself joins nothing and is left out. Each pair of things is one
     weighted edge: the number of documents stating facts between them (at least one per fact).
@@ -109,7 +114,7 @@ def detect(facts: Sequence[GraphFact], options: CommunityOptions) -> Detection:
         by_cluster[(level, cluster)].append(str(entry.node))
         parent = entry.parent_cluster
         parent_of[(level, cluster)] = None if parent is None or level == 0 else (level - 1, int(parent))
-    ids = {key: _community_id(key[0], members) for key, members in by_cluster.items()}
+    ids = {key: _community_id(key[0], members, tenant) for key, members in by_cluster.items()}
     facts_of: dict[str, list[GraphFact]] = defaultdict(list)
     membership: dict[tuple[int, str], str] = {}
     for key, members in by_cluster.items():

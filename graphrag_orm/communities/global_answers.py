@@ -28,6 +28,9 @@ a finding that cites documents of two scopes answers in neither.
 **With a chat model** (``GlobalAnswers(chat=...)``; ``rag.global_answers`` passes the
 application's chat client unless it is a stand-in), the map and the reduce are the model's,
 over the same findings under the same scope: :mod:`graphrag_orm.communities.global_model`.
+
+**In a tenanted graph** (docs/tenancy.md) an answer is the bound tenant's: only its reports
+and findings are read, and every citation is located in the tenant's chunks as stored now.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Store
-from graphrag_orm.tenancy import refuse_in_tenanted_graph
+from graphrag_orm.tenancy import check_fenced
 from graphrag_orm.tracing import SpanName, SpanRecorder, span
 from graphrag_orm.values import Limit
 
@@ -77,13 +80,14 @@ class GlobalAnswers:
         scope: Scope | None = None,
         chat: ChatClient | None = None,
     ) -> None:
-        # Communities span every tenant's things: refused in a tenanted graph (docs/tenancy.md).
-        refuse_in_tenanted_graph(store.tenanted, "global answers (from the community reports)")
+        model = model or for_layout(Layout.DEFAULT)
+        # A tenanted graph's reports and chunks are the tenant's, in each statement (docs/tenancy.md).
+        check_fenced(model.layout.tenanted, store.tenanted, "global answers")
         self.store = store
         #: The chat model of the map and reduce; None answers offline (word overlap, no model).
         self.chat = chat
         self.options = options or GlobalOptions()
-        self.statements = ReportStatements.of(ontology, model or for_layout(Layout.DEFAULT))
+        self.statements = ReportStatements.of(ontology, model)
         #: Resolves a scope to its documents and ranges (the retriever's ``resolve_scope``).
         self.resolver = resolver
         #: The scope every answer keeps to unless :meth:`answer` names one (``rag.global_answers``:

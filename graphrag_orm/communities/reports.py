@@ -15,6 +15,10 @@ The run replaces every stored report in one write transaction of a few batched
 reader sees the old reports or the new ones. With ``only_missing`` (after
 ``CommunityService.refresh``) it reports only on the communities with no report and
 touches no other report.
+
+In a tenanted graph (docs/tenancy.md) a run is the bound tenant's: it reads the tenant's
+communities, facts and chunks, verifies every citation against the tenant's stored text, and
+replaces the tenant's reports only, each written with the tenant.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Store, StoreTransaction
-from graphrag_orm.tenancy import refuse_in_tenanted_graph
+from graphrag_orm.tenancy import check_fenced
 from graphrag_orm.values import Limit
 
 __all__ = [
@@ -149,13 +153,14 @@ class ReportService:
         writer: ReportWriter | None = None,
         model: LexicalModel | None = None,
     ) -> None:
-        # Communities span every tenant's things: refused in a tenanted graph (docs/tenancy.md).
-        refuse_in_tenanted_graph(store.tenanted, "community reports")
+        model = model or for_layout(Layout.DEFAULT)
+        # A tenanted graph's reports are the tenant's, filtered in each statement (docs/tenancy.md).
+        check_fenced(model.layout.tenanted, store.tenanted, "community reports")
         self.store = store
         self.ontology = ontology
         self.options = options or ReportOptions()
         self.writer: ReportWriter = writer or ExtractiveReportWriter()
-        self.statements = ReportStatements.of(ontology, model or for_layout(Layout.DEFAULT))
+        self.statements = ReportStatements.of(ontology, model)
 
     async def preview(self, options: ReportOptions | None = None, *, only_missing: bool = False) -> ReportPreview:
         """What :meth:`write` would cost: calls and estimated input tokens, before any call; writes nothing."""

@@ -1,7 +1,9 @@
 """Communities over the knowledge graph: read the facts, detect, write the result behind one switch.
 
 A build detects over the whole graph; a refresh only where the graph changed
-(:mod:`graphrag_orm.communities.local`).
+(:mod:`graphrag_orm.communities.local`). In a tenanted graph (docs/tenancy.md) the whole graph
+is the bound tenant's: its things and facts are read, its communities written (each carrying
+the tenant, its id hashed with it) and replaced; another tenant's are never read or touched.
 
 Detection runs in Python (:mod:`graphrag_orm.communities.detection`); the store reads the
 facts (one statement, at most ``max_facts``). A whole build stages every community, its
@@ -37,7 +39,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import LexicalModel, for_layout
 from graphrag_orm.ontology import Ontology
 from graphrag_orm.store import Queries, Store, StoreTransaction
-from graphrag_orm.tenancy import refuse_in_tenanted_graph
+from graphrag_orm.tenancy import check_fenced
 from graphrag_orm.values import Limit
 
 __all__ = [
@@ -68,7 +70,8 @@ class CommunityService:
     """Builds and lists the communities of one ontology's knowledge graph, through ``store``.
 
     ``model`` is the layout's lexical model (its community label); the default layout's
-    when not given.
+    when not given. A tenanted store needs its tenanted layout's model (else ``tenant-refused``)
+    and the reverse (``tenant-required``): every call is then the store's tenant's.
     """
 
     def __init__(
@@ -79,18 +82,19 @@ class CommunityService:
         *,
         model: LexicalModel | None = None,
     ) -> None:
-        # Communities span every tenant's things: refused in a tenanted graph (docs/tenancy.md).
-        refuse_in_tenanted_graph(store.tenanted, "communities (the knowledge graph's)")
+        model = model or for_layout(Layout.DEFAULT)
+        # A tenanted graph's communities are the tenant's, filtered in each statement (docs/tenancy.md).
+        check_fenced(model.layout.tenanted, store.tenanted, "communities")
         self.store = store
         self.ontology = ontology
         self.options = options or CommunityOptions()
-        model = model or for_layout(Layout.DEFAULT)
         names = model.names
         self.statements = CommunityStatements.of(
             ontology,
             names.community.label,
             (names.finding.label, names.report.label),
             (names.chunk.label, names.chunk.key),
+            tenanted=names.tenanted,
         )
 
     async def build(self, options: CommunityOptions | None = None) -> CommunitiesBuilt:
@@ -135,7 +139,7 @@ class CommunityService:
         if not stored or limits:
             return await self._build(options, keep_reports=True, began=began, read=(facts, label_of, limits))
         plan = plan_refresh(stored, facts, set(label_of))
-        detection = detect(plan.facts, local_options(options, plan.share))
+        detection = detect(plan.facts, local_options(options, plan.share), tenant=self._tenant)
         limits.extend(detection.limits_reached)
         kept = [c for c in stored if c.id in plan.kept]
         return await self._write(
@@ -160,7 +164,7 @@ class CommunityService:
     ) -> CommunitiesBuilt:
         began = time.perf_counter() if began is None else began
         facts, label_of, limits = read or await self._read(options)
-        detection = detect(facts, options)
+        detection = detect(facts, options, tenant=self._tenant)
         limits.extend(detection.limits_reached)
         return await self._write(
             detection.communities,
@@ -173,6 +177,12 @@ class CommunityService:
             replaced=None,
             transaction_rows=options.transaction_rows,
         )
+
+    @property
+    def _tenant(self) -> str | None:
+        """The tenant a tenanted graph's community ids are hashed with; None untenanted."""
+        tenant = self.store.tenant
+        return tenant.value if self.statements.tenanted and tenant is not None else None
 
     async def _write(
         self,

@@ -23,7 +23,10 @@ transaction memory) and a reader still sees the old communities or the new, neve
 A build killed in step 1 leaves staged nodes, one killed in step 3 retired ones; neither is
 seen by a reader, and the next build of the same label (step 0 here), a reset, or
 ``Housekeeping.remove_communities`` deletes them, ``transaction_rows`` per transaction.
-Labels are those of one layout: a second layout's staged and retired nodes are its own.
+Labels are those of one layout: a second layout's staged and retired nodes are its own. In a
+tenanted layout (docs/tenancy.md) every staged, retired, community, report and finding node
+carries its tenant and every statement here finds the bound tenant's only (``$tenant``): two
+tenants' builds stage, switch and retire side by side, and neither removes the other's.
 """
 
 from __future__ import annotations
@@ -66,11 +69,21 @@ class StagingStatements:
     community: str
     report: str
     finding: str
+    #: A tenanted layout: every node staged carries ``$tenant``, every node found is the tenant's.
+    tenanted: bool = False
 
     @classmethod
     def of(cls, statements: CommunityStatements) -> StagingStatements:
         finding, report = statements.reports
-        return cls(statements.community, report, finding)
+        return cls(statements.community, report, finding, statements.tenanted)
+
+    @property
+    def _owned(self) -> str:
+        return ", tenant: $tenant" if self.tenanted else ""
+
+    @property
+    def _own(self) -> str:
+        return " {tenant: $tenant}" if self.tenanted else ""
 
     # -- 1. stage -------------------------------------------------------------------------
 
@@ -80,22 +93,24 @@ class StagingStatements:
         return (
             f"UNWIND $rows AS row CREATE (c:{STAGED_LABEL}) SET c.stagedFor = $label, c.id = row.id, "
             "c.level = row.level, c.size = row.size, c.facts = row.facts, c.fingerprint = row.fingerprint, "
-            "c.buildId = $build, c.builtAt = datetime() RETURN row.id AS id, elementId(c) AS element"
+            f"c.buildId = $build, c.builtAt = datetime(){', c.tenant = $tenant' if self.tenanted else ''} "
+            "RETURN row.id AS id, elementId(c) AS element"
         )
 
     @property
     def parents(self) -> str:
         """``$rows`` (``child``, ``parent``: element ids)."""
+        mine = " AND c.tenant = $tenant AND p.tenant = $tenant" if self.tenanted else ""
         return (
             "UNWIND $rows AS row MATCH (c) WHERE elementId(c) = row.child "
-            "MATCH (p) WHERE elementId(p) = row.parent "
+            f"MATCH (p) WHERE elementId(p) = row.parent{mine} "
             f"CREATE (c)-[:{PARENT_COMMUNITY}]->(p)"
         )
 
     def members(self, label: str) -> str:
         """``$rows`` (``thing`` id, ``community`` element id), ``$build``: each thing of ``label`` to its community."""
         return (
-            f"UNWIND $rows AS row MATCH (t:{label} {{id: row.thing}}) "
+            f"UNWIND $rows AS row MATCH (t:{label} {{id: row.thing{self._owned}}}) "
             "MATCH (c) WHERE elementId(c) = row.community "
             f"CREATE (t)-[:{IN_COMMUNITY} {{buildId: $build}}]->(c)"
         )
@@ -106,14 +121,14 @@ class StagingStatements:
     def retire_findings(self) -> str:
         """Every finding of a report becomes retired; ``retired``."""
         return (
-            f"MATCH (f:{self.finding}) REMOVE f:{self.finding} SET f:{RETIRED_LABEL}, f.retiredFrom = $finding "
+            f"MATCH (f:{self.finding}{self._own}) REMOVE f:{self.finding} SET f:{RETIRED_LABEL}, f.retiredFrom = $finding "
             "RETURN count(*) AS retired"
         )
 
     @property
     def retire_reports(self) -> str:
         return (
-            f"MATCH (r:{self.report}) REMOVE r:{self.report} SET r:{RETIRED_LABEL}, r.retiredFrom = $report "
+            f"MATCH (r:{self.report}{self._own}) REMOVE r:{self.report} SET r:{RETIRED_LABEL}, r.retiredFrom = $report "
             "RETURN count(*) AS retired"
         )
 
@@ -121,7 +136,7 @@ class StagingStatements:
     def retire_findings_of(self) -> str:
         """``$ids`` (report ids): those reports' findings become retired; ``retired``."""
         return (
-            f"UNWIND $ids AS rid MATCH (:{self.report} {{id: rid}})-[:{HAS_FINDING}]->(f:{self.finding}) "
+            f"UNWIND $ids AS rid MATCH (:{self.report} {{id: rid{self._owned}}})-[:{HAS_FINDING}]->(f:{self.finding}) "
             f"REMOVE f:{self.finding} SET f:{RETIRED_LABEL}, f.retiredFrom = $finding RETURN count(*) AS retired"
         )
 
@@ -129,14 +144,14 @@ class StagingStatements:
     def retire_reports_of(self) -> str:
         """``$ids``: those reports become retired; ``retired``."""
         return (
-            f"UNWIND $ids AS rid MATCH (r:{self.report} {{id: rid}}) "
+            f"UNWIND $ids AS rid MATCH (r:{self.report} {{id: rid{self._owned}}}) "
             f"REMOVE r:{self.report} SET r:{RETIRED_LABEL}, r.retiredFrom = $report RETURN count(*) AS retired"
         )
 
     @property
     def retire_communities(self) -> str:
         return (
-            f"MATCH (c:{self.community}) REMOVE c:{self.community} SET c:{RETIRED_LABEL}, c.retiredFrom = $label "
+            f"MATCH (c:{self.community}{self._own}) REMOVE c:{self.community} SET c:{RETIRED_LABEL}, c.retiredFrom = $label "
             "RETURN count(*) AS retired"
         )
 
@@ -144,34 +159,33 @@ class StagingStatements:
     def promote(self) -> str:
         """``$label``, ``$build``: the build's staged communities take the community label; ``promoted``."""
         return (
-            f"MATCH (c:{STAGED_LABEL} {{stagedFor: $label, buildId: $build}}) "
+            f"MATCH (c:{STAGED_LABEL} {{stagedFor: $label, buildId: $build{self._owned}}}) "
             f"REMOVE c:{STAGED_LABEL}, c.stagedFor SET c:{self.community} RETURN count(*) AS promoted"
         )
 
     # -- 3. retire, and what a killed build left ------------------------------------------
 
-    @staticmethod
-    def leftover_links(label: str, key: str) -> str:
+    def leftover_links(self, label: str, key: str) -> str:
         """``$value``, ``$page``: that many memberships of staged or retired communities; ``removed``."""
         return (
-            f"MATCH (:{label} {{{key}: $value}})<-[p:{IN_COMMUNITY}]-() WITH p LIMIT $page "
+            f"MATCH (:{label} {{{key}: $value{self._owned}}})<-[p:{IN_COMMUNITY}]-() WITH p LIMIT $page "
             "DELETE p RETURN count(*) AS removed"
         )
 
-    @staticmethod
-    def leftover_nodes(label: str, key: str) -> str:
+    def leftover_nodes(self, label: str, key: str) -> str:
         """``$value``, ``$page``: that many staged or retired nodes, with their remaining links; ``removed``."""
         return (
-            f"MATCH (n:{label} {{{key}: $value}}) WITH n LIMIT $page "
+            f"MATCH (n:{label} {{{key}: $value{self._owned}}}) WITH n LIMIT $page "
             "CALL (n) { DETACH DELETE n } RETURN count(*) AS removed"
         )
 
     @property
     def count_leftovers(self) -> str:
         """``$community``, ``$labels`` (finding, report, community): ``staged`` and ``retired`` nodes left."""
+        tenant = " AND n.tenant = $tenant" if self.tenanted else ""
         return (
-            f"RETURN COUNT {{ (n:{STAGED_LABEL}) WHERE n.stagedFor = $community }} AS staged, "
-            f"COUNT {{ (n:{RETIRED_LABEL}) WHERE n.retiredFrom IN $labels }} AS retired"
+            f"RETURN COUNT {{ (n:{STAGED_LABEL}) WHERE n.stagedFor = $community{tenant} }} AS staged, "
+            f"COUNT {{ (n:{RETIRED_LABEL}) WHERE n.retiredFrom IN $labels{tenant} }} AS retired"
         )
 
     @property

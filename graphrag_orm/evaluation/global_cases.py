@@ -47,7 +47,6 @@ from graphrag_orm.evaluation.runner import (
 )
 from graphrag_orm.evaluation.stored import StoredChunks, check_citations
 from graphrag_orm.evaluation.values import CaseOutcome, CitationCheck, CitationStatus
-from graphrag_orm.tenancy import refuse_in_tenanted_graph
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit, Value
 
@@ -145,8 +144,6 @@ class GlobalEvaluator:
         max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     ) -> None:
         if rag is not None:
-            # The community reports span every tenant's things (docs/tenancy.md).
-            refuse_in_tenanted_graph(rag.layout.tenanted, "global evaluation (the community reports)")
             corpus = corpus or rag.global_answers
             stored = stored or StoredChunks(rag.store, rag.model)
         if corpus is None or stored is None:

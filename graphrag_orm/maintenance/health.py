@@ -25,9 +25,8 @@ index names or embedding-set ids, at most :data:`SAMPLE` of them, never text.
   written (graphrag_orm.communities); ``communities refresh`` writes them again.
 
 In a tenanted graph (docs/tenancy.md) every finding counts and names the bound tenant's
-chunks, sections, documents, leases and runs only; the schema findings are the graph's (index
-and constraint names, no tenant's data). Community reports are of the knowledge graph, which
-a tenanted graph refuses, so ``retracted-findings`` is not read there.
+chunks, sections, documents, leases, runs, things, facts, communities and community reports
+only; the schema findings are the graph's (index and constraint names, no tenant's data).
 
 Each statement is a READ transaction of its own (the store's reads); the statements
 are in :mod:`graphrag_orm.maintenance.health_statements`.
@@ -98,8 +97,7 @@ class HealthChecks:
         found.extend(await self._readback())
         found.extend(await self._leases())
         found.extend(await self._stale_runs())
-        if not self.tenanted:
-            found.extend(await self._retracted())
+        found.extend(await self._retracted())
         if self.knowledge is not None:
             found.extend(await self.knowledge.health(self.store.reader))
         order = {code: position for position, code in enumerate(HealthFinding)}

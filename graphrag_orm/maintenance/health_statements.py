@@ -1,9 +1,8 @@
 """The reads of the health checks, rendered once from the stored names. Named columns only.
 
 In a tenanted layout (docs/tenancy.md) each read counts and names the bound tenant's chunks,
-sections, documents, leases and runs only (``$tenant``, in the same statement); the retracted
-community reports are of the knowledge graph, which a tenanted graph refuses, and are not
-read there. Untenanted, every statement is what it was.
+sections, documents, leases, runs and retracted community reports only (``$tenant``, in the
+same statement). Untenanted, every statement is what it was.
 """
 
 from __future__ import annotations
@@ -80,7 +79,7 @@ class HealthStatements:
                 f"WITH l ORDER BY l.{lease.key} RETURN count(l) AS leases, collect(l.{lease.key})[0..$sample] AS sample"
             ),
             retracted_reports=(
-                f"MATCH (r:{names.report.label}) WHERE coalesce(r.retracted, 0) + coalesce(r.trimmed, 0) > 0 "
+                f"MATCH (r:{names.report.label}) WHERE coalesce(r.retracted, 0) + coalesce(r.trimmed, 0) > 0{t('r')} "
                 "WITH r ORDER BY r.id RETURN count(r) AS reports, "
                 "sum(coalesce(r.retracted, 0)) AS retracted, sum(coalesce(r.trimmed, 0)) AS trimmed, "
                 "collect(r.id)[0..$sample] AS sample"

@@ -87,15 +87,16 @@ class Housekeeping:
         """
         from graphrag_orm.communities.staging import StagingStatements, remove_leftovers
 
-        findings, reports = delete_reports(*self.remover.report_labels)
+        tenanted = self.remover.tenanted  # the tenant's communities, reports and leftovers only
+        findings, reports = delete_reports(*self.remover.report_labels, tenanted)
         store, page = self.remover.store, self.remover.page_size
         name = "maintenance.communities"
         await write_pages(store, findings, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
         removed_reports, _ = await write_pages(store, reports, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
-        communities = delete_communities(self.remover.community_label)
+        communities = delete_communities(self.remover.community_label, tenanted)
         removed, _ = await write_pages(store, communities, {}, page=page, name=name, attempts=WRITE_ATTEMPTS)
         finding, report = self.remover.report_labels
-        staging = StagingStatements(self.remover.community_label, report, finding)
+        staging = StagingStatements(self.remover.community_label, report, finding, tenanted)
         await remove_leftovers(self.remover.store, staging, self.remover.page_size)
         return removed, removed_reports
 

@@ -10,7 +10,7 @@ document that is gone, the communities the graph changed under since their build
 or did not finish. Every statement runs in the ``tx`` the caller passes; none
 opens a transaction of its own. The statements are in
 :mod:`graphrag_orm.maintenance.knowledge_statements`. In a tenanted layout each is the
-tenant's (``$tenant``), and health reads no community (they are refused there).
+tenant's (``$tenant``), the communities and build leftovers health reads too.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ class KnowledgeGraphMaintenance:
             names.community.label,
             (names.finding.label, names.report.label),
             (names.chunk.label, names.chunk.key),
+            tenanted=names.tenanted,
         )
         self.staging = StagingStatements.of(self.communities)
         self._types = frozenset((ontology.mention_type, *ontology.quote_types))
@@ -134,8 +135,6 @@ class KnowledgeGraphMaintenance:
         )
         if stale:
             findings.append(HealthFindingItem(code=HealthFinding.STALE_FACTS, count=stale))
-        if self.tenanted:
-            return findings  # communities are refused in a tenanted graph and carry no tenant
         from graphrag_orm.communities.service import MAX_STALE_SAMPLE, stale_communities
 
         communities = await stale_communities(tx, self.communities, limit=MAX_STALE_SAMPLE)

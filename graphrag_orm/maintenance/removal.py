@@ -242,8 +242,8 @@ class BatchRemover:
         self.retraction = RetractionStatements.render(names)
         self.community_label = names.community.label
         self.report_labels = (names.finding.label, names.report.label)
-        #: A tenanted layout's batches retract no community findings: those are of the knowledge
-        #: graph, which a tenanted graph refuses (docs/tenancy.md), and carry no tenant.
+        #: A tenanted layout's: its batches retract the tenant's community findings only, and
+        #: housekeeping removes the tenant's communities only (docs/tenancy.md).
         self.tenanted = names.tenanted
 
     async def remove(
@@ -359,9 +359,7 @@ class BatchRemover:
             removed = await self.knowledge.remove_for_documents(tx, ids, chunk_ids, self.page_size)
             knowledge_links = removed.mentions + removed.quotes
             facts, facts_updated = removed.facts_deleted, removed.facts_updated
-        retracted = trimmed = reports = 0
-        if not self.tenanted:
-            retracted, trimmed, reports = await retract_findings(tx, self.retraction, ids)
+        retracted, trimmed, reports = await retract_findings(tx, self.retraction, ids)
         links = await self.delete_in_rounds(tx, self.statements.link_kinds, survey.expected, ids)
         nodes = await self.delete_in_rounds(tx, NODE_KINDS, survey.expected, ids)
         return BatchResult(

@@ -8,9 +8,9 @@ statement touches. Links are named by the kind of their source and their type
 In a tenanted layout (docs/tenancy.md) every node a statement finds, surveys or deletes
 is the bound tenant's (``$tenant``, in the same statement): its documents, sections,
 chunks, leases and runs; a structural link to another tenant's node counts as crossing
-(refused), and a run id names a run only when the run is the tenant's. The retraction
-and the community deletes are of the knowledge graph, which a tenanted graph refuses:
-maintenance of a tenanted graph never sends them. Untenanted, every statement is what it was.
+(refused), and a run id names a run only when the run is the tenant's. The retraction of
+community findings and the community deletes find the tenant's findings, reports and
+communities only. Untenanted, every statement is what it was.
 """
 
 from __future__ import annotations
@@ -31,14 +31,16 @@ __all__ = [
 ]
 
 
-def delete_communities(label: str) -> str:
-    """``$page``: delete that many communities (graphrag_orm.communities) with their links; ``removed``."""
-    return f"MATCH (c:{label}) WITH c LIMIT $page CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
+def delete_communities(label: str, tenanted: bool = False) -> str:
+    """``$page``: delete that many communities (graphrag_orm.communities) with their links; ``removed``.
+    ``tenanted``: the tenant's only."""
+    own = " {tenant: $tenant}" if tenanted else ""
+    return f"MATCH (c:{label}{own}) WITH c LIMIT $page CALL (c) {{ DETACH DELETE c }} RETURN count(*) AS removed"
 
 
-def delete_reports(finding_label: str, report_label: str) -> tuple[str, str]:
+def delete_reports(finding_label: str, report_label: str, tenanted: bool = False) -> tuple[str, str]:
     """``$page`` community report findings, then ``$page`` reports, deleted with their links; ``removed``."""
-    return delete_communities(finding_label), delete_communities(report_label)
+    return delete_communities(finding_label, tenanted), delete_communities(report_label, tenanted)
 
 
 @dataclass(frozen=True)
@@ -61,22 +63,23 @@ class RetractionStatements:
     @classmethod
     def render(cls, names: StoredNames) -> RetractionStatements:
         finding, report = names.finding.label, names.report.label
+        own = " {tenant: $tenant}" if names.tenanted else ""
         lists = ("chunkIds", "documentIds", "startBytes", "endBytes", "quotes")
         kept = ", ".join(f"f.{name} = [i IN keep | f.{name}[i]]" for name in lists)
         return cls(
             retract=(
-                f"MATCH (f:{finding}) WHERE size(f.documentIds) > 0 AND all(d IN f.documentIds WHERE d IN $ids) "
+                f"MATCH (f:{finding}{own}) WHERE size(f.documentIds) > 0 AND all(d IN f.documentIds WHERE d IN $ids) "
                 "WITH f, f.reportId AS report CALL (f) { DETACH DELETE f } "
                 "RETURN report, count(*) AS findings"
             ),
             trim=(
-                f"MATCH (f:{finding}) WHERE any(d IN f.documentIds WHERE d IN $ids) "
+                f"MATCH (f:{finding}{own}) WHERE any(d IN f.documentIds WHERE d IN $ids) "
                 "AND any(d IN f.documentIds WHERE NOT d IN $ids) "
                 "WITH f, [i IN range(0, size(f.documentIds) - 1) WHERE NOT f.documentIds[i] IN $ids] AS keep "
                 f"SET {kept} RETURN f.reportId AS report, count(*) AS findings"
             ),
             settle=(
-                f"UNWIND $rows AS row MATCH (r:{report} {{id: row.id}}) "
+                f"UNWIND $rows AS row MATCH (r:{report} {{id: row.id{names.owned}}}) "
                 f"WITH r, row, COUNT {{ (r)-[:{HAS_FINDING}]->(:{finding}) }} AS left "
                 "SET r.findings = left, r.retracted = coalesce(r.retracted, 0) + row.retracted, "
                 "r.trimmed = coalesce(r.trimmed, 0) + row.trimmed "

@@ -150,6 +150,9 @@ class TenantRemovalReport(Value):
     runs: int = 0
     #: The tenant's things (of the knowledge graph, with their facts), when maintenance has the extension.
     things: int = 0
+    #: The tenant's communities and community reports (graphrag_orm.communities), with their findings.
+    communities: int = 0
+    reports: int = 0
     stale_runs_failed: int = 0
     batches: int = 0
     left: TenantCounts = TenantCounts()

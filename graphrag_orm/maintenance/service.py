@@ -19,8 +19,10 @@ only, in the statement itself, so a reset of everything is a reset of the tenant
 :meth:`MaintenanceService.remove_tenant` removes the tenant whole. With the knowledge extension
 (:class:`~graphrag_orm.maintenance.knowledge_graph.KnowledgeGraphMaintenance` rendered for the
 tenanted layout) the tenant's mentions, quotes, facts and things are removed and counted the same
-way; any other extension is refused when built (``tenant-refused``). Communities and their
-reports are refused in a tenanted graph: a reset removes none there.
+way; any other extension is refused when built (``tenant-refused``). A removal retracts the
+tenant's community findings its documents supported, and a reset of everything and
+:meth:`MaintenanceService.remove_tenant` remove the tenant's communities and reports, as an
+untenanted reset of everything removes every one.
 """
 
 from __future__ import annotations
@@ -259,7 +261,8 @@ class MaintenanceService:
         batch_documents: int = DEFAULT_TENANT_BATCH_DOCUMENTS,
         progress: Callable[[RemovalProgress], None] | None = None,
     ) -> TenantRemovalReport:
-        """Remove the bound tenant whole: its documents, sections, chunks, leases and runs.
+        """Remove the bound tenant whole: its documents, sections, chunks, leases, runs, and its
+        communities with their reports (with the knowledge extension, its things and facts too).
 
         Documents go as :meth:`reset` removes them, in batches of at most ``batch_documents``
         (1 to ``MAX_TENANT_BATCH_DOCUMENTS``; else ``invalid-option``) and ``batch_bytes``,
@@ -292,6 +295,8 @@ class MaintenanceService:
                     )
             if self.knowledge is not None:
                 await self._remove_orphan_things(totals)  # the tenant's things, none left mentioned
+            communities, reports = await self._housekeeping.remove_communities()  # the tenant's
+            totals.communities, totals.reports = communities, totals.reports + reports
             totals.leases += await self._housekeeping.remove_expired_leases()
             while True:  # a run a dead process left Running is failed, then removed like any other
                 runs, more = await self._stale.fail(self.options.page_size)
@@ -312,6 +317,8 @@ class MaintenanceService:
             leases=totals.leases,
             runs=totals.runs,
             things=totals.things,
+            communities=totals.communities,
+            reports=totals.reports,  # those its batches' retraction left without a finding, and the rest
             stale_runs_failed=failed,
             batches=totals.batches,
             left=left,
@@ -371,9 +378,8 @@ class MaintenanceService:
             await self._ownership.require_owned(self.store.reader, {"things and facts": stamps}, what="things")
             await self._remove_orphan_things(totals)
         totals.runs += await self._housekeeping.remove_runs(await self._housekeeping.finished_runs())
-        if self.model.layout.tenanted:
-            return  # communities are the knowledge graph's, not a tenant's (docs/tenancy.md)
-        # With no thing left, no community stands (graphrag_orm.communities builds them again).
+        # With no thing left, no community stands (graphrag_orm.communities builds them again);
+        # in a tenanted graph, the tenant's communities and reports (its statements filter by $tenant).
         communities, reports = await self._housekeeping.remove_communities()
         totals.communities += communities
         totals.reports += reports

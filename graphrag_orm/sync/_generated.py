@@ -275,7 +275,8 @@ class SyncMaintenanceService:
         batch_documents: int = DEFAULT_TENANT_BATCH_DOCUMENTS,
         progress: Callable[[RemovalProgress], None] | None = None,
     ) -> TenantRemovalReport:
-        """Remove the bound tenant whole: its documents, sections, chunks, leases and runs.
+        """Remove the bound tenant whole: its documents, sections, chunks, leases, runs, and its
+        communities with their reports (with the knowledge extension, its things and facts too).
 
         Documents go as :meth:`reset` removes them, in batches of at most ``batch_documents``
         (1 to ``MAX_TENANT_BATCH_DOCUMENTS``; else ``invalid-option``) and ``batch_bytes``,

@@ -189,9 +189,8 @@ class GraphRagTools:
         if rag.answers is not None:
             offered.insert(0, ToolName.ANSWER_FROM_DOCUMENTS)
         if rag.ontology is not None:
-            offered += [ToolName.FIND_THINGS, ToolName.RELATED_FACTS]
-            if not rag.layout.tenanted:  # the community reports are refused in a tenanted graph
-                offered.append(ToolName.ANSWER_ABOUT_CORPUS)
+            # In a tenanted graph the bound tenant's community reports (docs/tenancy.md).
+            offered += [ToolName.FIND_THINGS, ToolName.RELATED_FACTS, ToolName.ANSWER_ABOUT_CORPUS]
         kinds = rag.ontology.kinds if rag.ontology is not None else ()
         self._parameters: dict[ToolName, dict[str, Parameter]] = {
             tool: parameters_of(

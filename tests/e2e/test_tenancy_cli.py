@@ -77,11 +77,9 @@ def test_a_value_that_is_no_tenant_is_one_coded_line(how: str) -> None:
     "command",
     [
         ("graph", "ask", "Who borrows most?"),
-        ("communities", "list", "--ontology", "generic"),
         ("resolve", "suggest", "--ontology", "generic"),
-        ("ask", "--global", "--ontology", "generic", "What is this corpus about?"),
     ],
-    ids=["graph", "communities", "resolve", "ask-global"],
+    ids=["graph", "resolve"],
 )
 def test_commands_a_tenanted_graph_cannot_fence_are_refused_whatever_the_tenant(command: tuple[str, ...]) -> None:
     refused = cli("--tenant", "acme", *command, env={TENANCY_ENV: "required"})

@@ -308,17 +308,16 @@ async def test_a_reset_and_a_tenants_removal_leave_the_other_knowledge_graph_byt
 
 
 @pytest.mark.parametrize("tenant", ["acme", "acme-eu"])
-async def test_global_answers_are_none_and_the_corpus_tool_not_offered_in_a_tenanted_graph(
+async def test_global_answers_and_the_corpus_tool_are_the_tenants_in_a_tenanted_graph(
     tenants: dict[str, GraphRag], tenant: str
 ) -> None:
     from graphrag_orm.tools import GraphRagTools
     from graphrag_orm.tools.values import ToolName
 
     rag = tenants[tenant]
-    assert rag.global_answers is None
+    assert rag.global_answers is not None and rag.global_answers.store.tenant == rag.tenant
     offered = set(GraphRagTools(rag).names)
-    assert {ToolName.FIND_THINGS.value, ToolName.RELATED_FACTS.value} <= offered
-    assert ToolName.ANSWER_ABOUT_CORPUS.value not in offered
+    assert {ToolName.FIND_THINGS.value, ToolName.RELATED_FACTS.value, ToolName.ANSWER_ABOUT_CORPUS.value} <= offered
 
 
 async def test_re_ingesting_a_tenants_document_retracts_and_rewrites_its_knowledge_only(

@@ -154,27 +154,29 @@ def test_a_tenants_things_are_qualified_by_the_tenant() -> None:
 BOUND = Store(tenanted=True, tenant=Tenant("acme"))
 
 
-def test_communities_reports_global_answers_and_resolution_are_refused_in_a_tenanted_graph() -> None:
+def test_resolution_is_refused_and_communities_are_fenced_in_a_tenanted_graph() -> None:
     model = for_layout(TENANTED)
-    builders = (
-        lambda: CommunityService(BOUND, generic.ONTOLOGY, model=model),
-        lambda: ReportService(BOUND, generic.ONTOLOGY, model=model),
-        lambda: GlobalAnswers(BOUND, generic.ONTOLOGY, model=model),
-        lambda: Resolution.from_parts(BOUND, model, generic.ONTOLOGY),
-    )
-    for build in builders:
+    with pytest.raises(TenantError) as refused:
+        Resolution.from_parts(BOUND, model, generic.ONTOLOGY)
+    assert refused.value.code == ErrorCode.TENANT_REFUSED
+    # Communities, reports and global answers are the tenant's with the tenanted layout's model,
+    # and refused through a tenanted store with an untenanted one (its statements filter by no tenant).
+    assert CommunityService(BOUND, generic.ONTOLOGY, model=model).statements.tenanted
+    for service in (CommunityService, ReportService, GlobalAnswers):
+        service(BOUND, generic.ONTOLOGY, model=model)
         with pytest.raises(TenantError) as refused:
-            build()
+            service(BOUND, generic.ONTOLOGY)
         assert refused.value.code == ErrorCode.TENANT_REFUSED
+        with pytest.raises(TenantError) as refused:
+            service(Store(), generic.ONTOLOGY, model=model)
+        assert refused.value.code == ErrorCode.TENANT_REQUIRED
 
 
-def test_a_tenanted_facade_with_an_ontology_fences_its_knowledge_and_refuses_the_reports() -> None:
+def test_a_tenanted_facade_with_an_ontology_fences_its_knowledge_and_its_reports() -> None:
     from graphrag_orm.evaluation.global_cases import GlobalEvaluator
     from tests.support.tenancy import tenanted_rag
 
     rag = tenanted_rag("acme", ontology=generic.ONTOLOGY)
     assert rag.ingestion.writer.knowledge is not None  # extraction is no longer refused
-    assert rag.global_answers is None
-    with pytest.raises(TenantError) as refused:
-        GlobalEvaluator(rag)
-    assert refused.value.code == ErrorCode.TENANT_REFUSED
+    assert rag.global_answers is not None and rag.global_answers.store.tenant == Tenant("acme")
+    assert GlobalEvaluator(rag).corpus is rag.global_answers

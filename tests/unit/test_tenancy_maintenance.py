@@ -30,9 +30,6 @@ from graphrag_orm.store import Store
 from graphrag_orm.tenancy import Tenant
 
 TENANTED = Layout.DEFAULT.replace(tenancy="required")
-#: Statements of the knowledge graph's community reports: a tenanted graph never sends them
-#: (the integration suite records what it sends).
-KNOWLEDGE_GRAPH = frozenset({"HealthStatements.retracted_reports"})
 
 
 def statements(layout: Layout) -> dict[str, str]:
@@ -68,7 +65,8 @@ def test_an_untenanted_layouts_maintenance_never_names_a_tenant(layout: Layout) 
 
 def test_every_maintenance_statement_of_a_tenanted_layout_is_the_tenants() -> None:
     rendered = statements(TENANTED)
-    assert [name for name, cypher in rendered.items() if "$tenant" not in cypher and name not in KNOWLEDGE_GRAPH] == []
+    # The community reports' health read too (tests/unit/test_tenancy_communities.py has the rest).
+    assert [name for name, cypher in rendered.items() if "$tenant" not in cypher] == []
     # Each node a statement matches is the tenant's: a node pattern or a condition per variable.
     assert rendered["ScopeStatements.all_documents"].startswith(
         "MATCH (d:Document) WHERE d.id > $after AND d.tenant = $tenant"
