@@ -194,6 +194,10 @@ class _Onnx:
         options = ort.SessionOptions()
         options.log_severity_level = 3  # errors only: no optimiser chatter on stderr
         options.inter_op_num_threads = 1
+        # Idle intra-op threads sleep instead of spinning: the model alone runs as fast (measured),
+        # and during ingestion the spinning took CPU from the writes and the server on the same
+        # cores (docs/benchmarks.md, "Ingestion beside the embedder alone").
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads is not None:
             options.intra_op_num_threads = threads
         self._session = ort.InferenceSession(str(weights), sess_options=options, providers=["CPUExecutionProvider"])
