@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from neomodel import AsyncRelationshipTo
+from neomodel import AsyncRelationshipTo, adb
 
 from examples.recall.bikes import AFFECTED, BIKES, Bike, Bulletin, Part, Supplier, extraction_reply
 from graphrag_orm.chat import ChatRequest, ScriptedChat
@@ -32,7 +32,7 @@ from graphrag_orm.codes import GraphRefusal
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.facade import GraphRag
-from graphrag_orm.models import Document
+from graphrag_orm.models import Document, LexicalModel
 from graphrag_orm.ontology import Entity, fact_model
 from graphrag_orm.sources import Sources
 from graphrag_orm.store import Store
@@ -214,6 +214,21 @@ def replay() -> Replay:
     return Replay()
 
 
+@contextmanager
+def default_layout_classes(model: LexicalModel) -> Iterator[None]:
+    """neomodel inflates a node by its labels, and every layout a test process built holds a
+    class labelled ``Chunk`` (the last built wins): map the lexical labels to this graph's
+    layout's classes while the oracles traverse, then put the mapping back."""
+    registry = adb._NODE_CLASS_REGISTRY
+    saved = dict(registry)
+    registry.update({frozenset(cls.inherited_labels()): cls for cls in model.node_classes})
+    try:
+        yield
+    finally:
+        registry.clear()
+        registry.update(saved)
+
+
 @pytest.fixture
 async def recall(store: Store, graph: None, replay: Replay) -> AsyncIterator[GraphRag]:
     """The recall wiki ingested with its hand-written extraction; Text2Cypher enabled with the replay."""
@@ -229,7 +244,7 @@ async def recall(store: Store, graph: None, replay: Replay) -> AsyncIterator[Gra
         rag.store.bind(store.driver, store.database)
         receipt = await rag.ingestion.ingest(Sources.folder(WIKI, base_uri="https://example.org/recall/"))
         assert receipt.failed == 0 and receipt.extraction is not None
-        with typed_facts():
+        with typed_facts(), default_layout_classes(rag.model):
             yield rag
 
 
