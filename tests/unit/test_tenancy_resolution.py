@@ -92,6 +92,9 @@ def test_every_resolution_statement_of_a_tenanted_layout_is_the_tenants(layout: 
             assert "tenant: $tenant}" in cypher and "x.tenant = $tenant" in cypher
         elif name.startswith("create_relationships."):
             assert "a.tenant = $tenant" in cypher and "b.tenant = $tenant" in cypher
+    # A thing met by element id inside a merge or an undo is checked to be the tenant's.
+    for name in ("links_of", "links_by_key", "facts_of", "facts_with", "set_thing", "delete_thing"):
+        assert "elementId(t) = $thing AND t.tenant = $tenant " in rendered[name]
     for name in ("links_of", "links_by_key"):
         assert "t.tenant = $tenant" in rendered[name] and "c.tenant = $tenant" in rendered[name]
     for name in ("facts_of", "facts_with"):
