@@ -288,6 +288,9 @@ async def test_each_statement_alone_reads_and_writes_the_tenants_nodes_only(
         await write(acme, st.facts_with, {"thing": theirs["Caterpillar"], "facts": facts, "others": [theirs["Wood"]]})
         == []
     )
+    # acme's Alice holds a planted fact to acme-eu's Caterpillar: the thing itself is checked.
+    kin = {"thing": theirs["Caterpillar"], "facts": facts, "others": [own["Alice"]]}
+    assert await write(acme, st.facts_with, kin) == []
     assert await write(acme, st.lock_run, {"id": eu_runs[0]}) == []
     assert (await acme.store.read(st.run_exists, {"id": eu_runs[0]})).value("found") is False
     # ... and acme's own things never reach across the planted edges.
