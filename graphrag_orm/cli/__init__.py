@@ -149,9 +149,9 @@ def _print_version(value: bool) -> None:
 #: They run without a tenant in a tenanted graph (the schema is the graph's, not a tenant's).
 ADMINISTRATIVE_COMMANDS = frozenset({"neo4j", "migrations", "models"})
 #: Commands a tenanted graph refuses whatever the tenant (``tenant-refused``): they cannot be
-#: fenced to one tenant (Text2Cypher runs a model's Cypher; entity resolution spans every
-#: tenant's things). ``communities`` is the tenant's (docs/tenancy.md).
-UNFENCED_COMMANDS = frozenset({"graph", "resolve"})
+#: fenced to one tenant (Text2Cypher runs a model's Cypher). ``communities`` and ``resolve``
+#: are the tenant's (docs/tenancy.md).
+UNFENCED_COMMANDS = frozenset({"graph"})
 #: Groups whose subcommands decide for themselves whether they need a tenant (``reembed``:
 #: each tenant's plan needs one, ``reembed status`` reads across tenants and takes none).
 SPLIT_COMMANDS = frozenset({"reembed"})

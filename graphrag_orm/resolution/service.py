@@ -10,6 +10,11 @@ decides, :meth:`Resolution.plan` previews and applies the accepted ones
 Suggestions read, per class, at most ``max_things`` things in id order (id, name, aliases,
 placeholder flag and mention count; one statement per class) and return at most
 ``max_suggestions``; each bound reached is in ``limits_reached``.
+
+In a tenanted graph (docs/tenancy.md) everything is the store's tenant's: suggestions read the
+tenant's things and count their mentions in the tenant's chunks, a plan names only the
+tenant's things (another tenant's id is ``thing-gone``), a merge moves the tenant's mentions,
+quotes and facts and records its run with the tenant, and undo finds the tenant's runs only.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from graphrag_orm.resolution.suggestions import MergeCandidate, suggest_within
 from graphrag_orm.resolution.undo import Undoer
 from graphrag_orm.resolution.values import Suggestion, Suggestions, SuggestOptions, UndoReport
 from graphrag_orm.store import Store, StoreTransaction
-from graphrag_orm.tenancy import refuse_in_tenanted_graph
+from graphrag_orm.tenancy import check_fenced
 from graphrag_orm.tracing import SpanName, span
 from graphrag_orm.values import Limit
 
@@ -54,8 +59,9 @@ class Resolution:
         return resolution
 
     def _setup(self, store: Store, model: LexicalModel, ontology: Ontology) -> None:
-        # Merging things is not fenced to one tenant yet: refused in a tenanted graph (docs/tenancy.md).
-        refuse_in_tenanted_graph(store.tenanted or model.layout.tenanted, "entity resolution")
+        # A tenanted graph's resolution is the tenant's, filtered in each statement (docs/tenancy.md):
+        # a tenanted store needs the tenanted layout's model, and the reverse a tenanted store.
+        check_fenced(model.layout.tenanted, store.tenanted, "entity resolution")
         ontology.check_layout(model.layout)
         self.store = store
         self.model = model

@@ -22,10 +22,21 @@ from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.errors import TenantError
 from graphrag_orm.layout import Layout
+from graphrag_orm.ontologies import generic, novel
 from graphrag_orm.store import Store
 from graphrag_orm.tenancy import TENANT_PARAMETER, Tenant
 
 TENANTED = Layout.DEFAULT.replace(tenancy="required")
+#: The tenanted layouts and ontologies whose knowledge statements the unit tests render (ids beside).
+TENANTED_ONTOLOGIES = pytest.mark.parametrize(
+    ("layout", "ontology"),
+    [
+        (TENANTED, generic.ONTOLOGY),
+        (TENANTED, novel.ONTOLOGY),
+        (Layout.NEO4J_GRAPHRAG.replace(tenancy="required"), generic.ONTOLOGY.with_neo4j_graphrag_entities()),
+    ],
+    ids=["generic", "novel", "neo4j-graphrag"],
+)
 
 #: Which request (or call) is running: set by a test's ``tenant_for`` or around a call.
 request_label: ContextVar[str | None] = ContextVar("request_label", default=None)

@@ -29,6 +29,7 @@ from graphrag_orm.retrieval.statements import GraphStatements
 from graphrag_orm.schema import FullTextIndex, RangeIndex
 from graphrag_orm.store import Store
 from graphrag_orm.tenancy import Tenant
+from tests.support.tenancy import TENANTED_ONTOLOGIES
 
 TENANTED = Layout.DEFAULT.replace(tenancy="required")
 #: The SHA-256 of every knowledge statement and ontology schema an untenanted layout renders
@@ -83,15 +84,7 @@ def test_an_untenanted_layouts_knowledge_statements_render_exactly_as_before() -
     assert digest == UNTENANTED_DIGEST
 
 
-@pytest.mark.parametrize(
-    ("layout", "ontology"),
-    [
-        (TENANTED, generic.ONTOLOGY),
-        (TENANTED, novel.ONTOLOGY),
-        (Layout.NEO4J_GRAPHRAG.replace(tenancy="required"), generic.ONTOLOGY.with_neo4j_graphrag_entities()),
-    ],
-    ids=["generic", "novel", "neo4j-graphrag"],
-)
+@TENANTED_ONTOLOGIES
 def test_every_knowledge_statement_of_a_tenanted_layout_is_the_tenants(layout: Layout, ontology: Ontology) -> None:
     rendered = knowledge_statements(layout, ontology)
     statements = {name: cypher for name, cypher in rendered.items() if not name.startswith("schema.")}
@@ -154,11 +147,10 @@ def test_a_tenants_things_are_qualified_by_the_tenant() -> None:
 BOUND = Store(tenanted=True, tenant=Tenant("acme"))
 
 
-def test_resolution_is_refused_and_communities_are_fenced_in_a_tenanted_graph() -> None:
+def test_resolution_and_communities_are_fenced_in_a_tenanted_graph() -> None:
     model = for_layout(TENANTED)
-    with pytest.raises(TenantError) as refused:
-        Resolution.from_parts(BOUND, model, generic.ONTOLOGY)
-    assert refused.value.code == ErrorCode.TENANT_REFUSED
+    # Entity resolution is the tenant's (tests/unit/test_tenancy_resolution.py).
+    assert Resolution.from_parts(BOUND, model, generic.ONTOLOGY).statements.names.tenanted
     # Communities, reports and global answers are the tenant's with the tenanted layout's model,
     # and refused through a tenanted store with an untenanted one (its statements filter by no tenant).
     assert CommunityService(BOUND, generic.ONTOLOGY, model=model).statements.tenanted
