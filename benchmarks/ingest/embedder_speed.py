@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/ingest/embedder_speed.py            # the `local` extra's default model
 
 *Pride and Prejudice* (examples/devset), cut at its chapter headings into 61 documents,
-chunked with the toolkit's defaults. In one run, each contender ``--rounds`` times (2), in alternating
+chunked with the toolkit's defaults. ``--sessions 1`` runs the model as one ONNX session of every
+core and batches of 8 (the default before 7 December 2026; now two sessions of half the cores,
+batches of 4 each). In one run, each contender ``--rounds`` times (2), in alternating
 order, after a warm-up (the model loaded, one batch embedded):
 
 - **embedder alone**: the same chunk texts embedded as passages, in the ingestion's
@@ -106,11 +108,11 @@ async def main(args: argparse.Namespace) -> None:
     options = IngestionOptions(lanes=args.lanes, documents_in_flight=args.in_flight)
     if args.spin:
         _spinning()
-    embedder = LocalEmbedder(threads=args.threads)
+    embedder = LocalEmbedder(threads=args.threads, sessions=args.sessions)
     await embedder.embed(texts[:8])
     print(
         f"{len(sources)} documents, {len(texts)} chunks; embedder {embedder.model_name} "
-        f"(threads {args.threads or 'default'}); lanes {options.lanes}, documents in flight "
+        f"({embedder.sessions} sessions of {embedder.threads} threads); lanes {options.lanes}, documents in flight "
         f"{options.documents_in_flight}, batch {options.embedding_batch_size}"
     )
     with BenchServer(port=args.port, home=args.home) as server:
@@ -190,7 +192,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--home", default="home-embspeed")
     parser.add_argument("--lanes", type=int, default=IngestionOptions().lanes)
     parser.add_argument("--in-flight", type=int, default=IngestionOptions().documents_in_flight)
-    parser.add_argument("--threads", type=int, default=None, help="ONNX Runtime's threads (default: its choice)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="each ONNX Runtime session's threads (default: its choice; the cores shared among sessions)",
+    )
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=None,
+        help="ONNX Runtime sessions, a batch on each (default: 2 on two cores or more)",
+    )
     parser.add_argument("--rounds", type=int, default=2, help="rounds of each contender, in alternating order")
     parser.add_argument("--spin", action="store_true", help="ONNX Runtime's idle threads spin (as before)")
     parser.add_argument(

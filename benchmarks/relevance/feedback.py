@@ -31,7 +31,6 @@ from variants import merged
 
 from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.embeddings.base import embed_questions
-from graphrag_orm.embeddings.local import DEFAULT_MODEL
 from graphrag_orm.evaluation import Evaluator, load_cases
 from graphrag_orm.evaluation.stored import StoredChunks
 from graphrag_orm.evidence import Evidence
@@ -94,17 +93,13 @@ class Feedback:
 
 async def main(args: argparse.Namespace) -> None:
     cases = load_cases(args.devset / "cases.jsonl")
-    corpus, uri = relevance.corpus_of(args.devset)
     embedder = LocalEmbedder(args.model)
     moved = _Moved(embedder)
     with BenchServer(port=args.port, home=args.home) as server:
         driver = await open_driver(server.settings)
         store = Store(driver, database=server.settings.database)
         try:
-            stored_chunks = (await store.read("MATCH (c:Chunk) RETURN count(c) AS n", name="bench.count")).value("n")
-            uris = await store.read("MATCH (d:Document) RETURN d.sourceUri AS uri", name="bench.documents")
-            if [row["uri"] for row in uris] != [uri] or stored_chunks < corpus.stat().st_size // 4096:
-                await relevance.ingest(store, embedder, args.devset)
+            await relevance.reuse_or_ingest(store, embedder, args.devset)
             model = for_layout(Layout.DEFAULT)
             first = Retriever(store, model, embedder.embedding_set(), embedder)
             again = Retriever(store, model, embedder.embedding_set(), moved)
@@ -124,11 +119,5 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--model", default=DEFAULT_MODEL)
-    parser.add_argument("--port", type=int, default=7706)
-    parser.add_argument("--home", default="home-retr")
-    parser.add_argument(
-        "--devset", type=Path, default=relevance.DEVSET, help="the dev set's folder (default: examples/devset)"
-    )
+    parser = relevance.dev_set_parser(__doc__)
     asyncio.run(main(parser.parse_args()))

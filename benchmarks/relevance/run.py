@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import subprocess
 import sys
@@ -208,6 +209,48 @@ async def ingest(store: Store, embedder: LocalEmbedder, devset: Path = DEVSET) -
     await store.execute("CALL db.awaitIndexes(300)", name="bench.await-indexes")
     print(f"ingested {receipt.chunks_written} chunks in {time.perf_counter() - began:.0f} s ({receipt.failed} failed)")
     return receipt.chunks_written
+
+
+async def vectors_are_this_embedders(store: Store, embedder: LocalEmbedder) -> bool:
+    """Whether a stored chunk's vector is this embedder's (cosine above 0.99 with a fresh embedding)."""
+    rows = await store.read(
+        "MATCH (c:Chunk) WITH c ORDER BY c.start_byte SKIP 3 LIMIT 1 RETURN c.text AS text, c.embedding AS vector",
+        name="bench.one-chunk",
+    )
+    row = rows.single()
+    if row is None or row["vector"] is None:
+        return False
+    stored = [float(x) for x in row["vector"]]
+    (fresh,) = await embedder.embed([str(row["text"])])
+    if len(fresh) != len(stored):
+        return False
+    dot = sum(a * b for a, b in zip(fresh, stored, strict=True))
+    norms = math.sqrt(sum(a * a for a in fresh)) * math.sqrt(sum(b * b for b in stored))
+    return dot / (norms or 1.0) > 0.99
+
+
+async def reuse_or_ingest(store: Store, embedder: LocalEmbedder, devset: Path) -> None:
+    """The graph another script left, kept when it holds the set's corpus alone, at least a chunk per
+    4 KiB of it (not an ingestion cut short) and this embedder's vectors; else ingested again."""
+    corpus, uri = corpus_of(devset)
+    stored_chunks = (await store.read("MATCH (c:Chunk) RETURN count(c) AS n", name="bench.count")).value("n")
+    uris = await store.read("MATCH (d:Document) RETURN d.sourceUri AS uri", name="bench.documents")
+    if (
+        [row["uri"] for row in uris] != [uri]
+        or stored_chunks < corpus.stat().st_size // 4096
+        or not await vectors_are_this_embedders(store, embedder)
+    ):
+        await ingest(store, embedder, devset)
+
+
+def dev_set_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options the scripts that reuse a dev set's graph share: --model, --port, --home, --devset."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
+    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument("--port", type=int, default=7706)
+    parser.add_argument("--home", default="home-retr")
+    parser.add_argument("--devset", type=Path, default=DEVSET, help="the dev set's folder (default: examples/devset)")
+    return parser
 
 
 def neo4j_graphrag(questions: Path, settings: ConnectionSettings, retriever: Retriever) -> dict[str, list[list[str]]]:

@@ -40,7 +40,6 @@ from common import BenchServer
 
 from graphrag_orm.chat.extractive import content_words
 from graphrag_orm.embeddings import LocalEmbedder
-from graphrag_orm.embeddings.local import DEFAULT_MODEL
 from graphrag_orm.evaluation import Evaluator, load_cases
 from graphrag_orm.evaluation.stored import StoredChunks
 from graphrag_orm.evidence import Evidence, EvidenceItem
@@ -144,17 +143,13 @@ class Diversity:
 
 async def main(args: argparse.Namespace) -> None:
     cases = load_cases(args.devset / "cases.jsonl")
-    corpus, uri = relevance.corpus_of(args.devset)
     print(f"{sum(1 for c in cases if clauses(c.question))} of {len(cases)} questions have several clauses")
     embedder = LocalEmbedder(args.model)
     with BenchServer(port=args.port, home=args.home) as server:
         driver = await open_driver(server.settings)
         store = Store(driver, database=server.settings.database)
         try:
-            stored_chunks = (await store.read("MATCH (c:Chunk) RETURN count(c) AS n", name="bench.count")).value("n")
-            uris = await store.read("MATCH (d:Document) RETURN d.sourceUri AS uri", name="bench.documents")
-            if [row["uri"] for row in uris] != [uri] or stored_chunks < corpus.stat().st_size // 4096:
-                await relevance.ingest(store, embedder, args.devset)
+            await relevance.reuse_or_ingest(store, embedder, args.devset)
             model = for_layout(Layout.DEFAULT)
             retriever = Retriever(store, model, embedder.embedding_set(), embedder)
             stored = StoredChunks(store, model)
@@ -176,11 +171,5 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--model", default=DEFAULT_MODEL)
-    parser.add_argument("--port", type=int, default=7706)
-    parser.add_argument("--home", default="home-retr")
-    parser.add_argument(
-        "--devset", type=Path, default=relevance.DEVSET, help="the dev set's folder (default: examples/devset)"
-    )
+    parser = relevance.dev_set_parser(__doc__)
     asyncio.run(main(parser.parse_args()))

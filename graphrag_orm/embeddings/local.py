@@ -23,8 +23,8 @@ Models (``LocalEmbedder(model=...)``, ``graphrag-orm models list``):
 
 Importing this module, and building an embedder, is cheap: ONNX Runtime, tokenizers and
 wordllama are imported when an embedder of a model first counts or embeds, and one
-loaded model is shared by every ``LocalEmbedder`` of the same model and threads in the
-process.
+loaded model is shared by every ``LocalEmbedder`` of the same model, threads and sessions
+in the process.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ import asyncio
 import hashlib
 import importlib
 import importlib.util
+import os
+import queue
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -64,6 +66,7 @@ __all__ = [
     "INSTALL_HINT",
     "LOCAL_MODELS",
     "MAX_BATCH_SIZE",
+    "MAX_SESSIONS",
     "MAX_THREADS",
     "POOLINGS",
     "LocalEmbedder",
@@ -72,15 +75,44 @@ __all__ = [
 ]
 
 DEFAULT_BATCH_SIZE = 8
-"""Texts run through the model at once (one thread hop each), by default: on a CPU larger
-batches run no faster (measured: 8 texts of 256 pieces peak at about 570 MiB of process
-memory, 32 at about 1.5 GiB)."""
+"""Texts in the model at once by default, shared among its sessions (a session's batch is
+``DEFAULT_BATCH_SIZE // sessions``): on a CPU larger batches run no faster, and memory grows
+with them (measured: 8 texts of 256 pieces peak at about 570 MiB of process memory, 32 at
+about 1.5 GiB)."""
 
 MAX_BATCH_SIZE = 64
 """The largest ``batch_size`` (memory grows with it, speed does not)."""
 
 MAX_THREADS = 64
-"""The largest ``threads`` (ONNX Runtime's intra-op threads)."""
+"""The largest ``threads`` (ONNX Runtime's intra-op threads of one session)."""
+
+MAX_SESSIONS = 8
+"""The largest ``sessions`` (ONNX Runtime sessions of one model, a batch on each at once)."""
+
+
+def _cores() -> int:
+    """The cores this process may run on (its affinity, which a container's CPU set narrows)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on every platform
+        return max(1, os.cpu_count() or 1)
+
+
+def default_sessions() -> int:
+    """Two sessions on a machine of two cores or more, else one.
+
+    On two cores, two sessions of one thread each and batches of 4 ran the model faster than
+    one session of both threads and batches of 8, in about the same memory, and ingestion
+    beside the database faster still: a batch no longer waits at every step for an intra-op
+    thread that the writes or the server took (docs/benchmarks.md, "Two ONNX sessions")."""
+    return 2 if _cores() >= 2 else 1
+
+
+def default_threads(sessions: int) -> int | None:
+    """Each session's intra-op threads by default: ONNX Runtime's own choice (the cores) for one
+    session, the cores shared among several."""
+    return None if sessions == 1 else max(1, _cores() // sessions)
+
 
 _DATA = "graphrag_orm.embeddings"
 
@@ -93,6 +125,9 @@ class _Runtime(Protocol):
     def count(self, text: str) -> int: ...
 
     def offsets(self, text: str) -> list[tuple[int, int]]: ...
+
+    #: Batches it runs at once (``embed`` may be called from that many threads).
+    sessions: int
 
 
 #: The packages the ``local`` extra installs for every ONNX card.
@@ -169,7 +204,7 @@ def checked(card: LocalModel, path: Path, expected: str) -> Path:
 class _Onnx:
     """A card's ONNX model on ONNX Runtime: its tokenizer, its pooling, L2 normalisation."""
 
-    def __init__(self, model: LocalModel, threads: int | None) -> None:
+    def __init__(self, model: LocalModel, threads: int | None, sessions: int = 1) -> None:
         ort = _import(model, "onnxruntime")
         tokenizers = _import(model, "tokenizers")
         _import(model, "numpy")
@@ -185,9 +220,6 @@ class _Onnx:
         tokenizer_json = checked(model, files[1], model.tokenizer_sha256).read_text(encoding="utf-8")
         window = model.max_input_tokens or 512
         self._cls = model.pooling == "cls"
-        self._encoder = tokenizers.Tokenizer.from_str(tokenizer_json)
-        self._encoder.enable_truncation(max_length=window)
-        self._encoder.enable_padding(pad_id=0, pad_token="[PAD]")
         self._counter = tokenizers.Tokenizer.from_str(tokenizer_json)
         self._counter.no_truncation()
         self._counter.no_padding()
@@ -200,9 +232,17 @@ class _Onnx:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads is not None:
             options.intra_op_num_threads = threads
-        self._session = ort.InferenceSession(str(weights), sess_options=options, providers=["CPUExecutionProvider"])
-        self._inputs = {item.name for item in self._session.get_inputs()}
-        self._lock = threading.Lock()
+        # Each session has its own tokenizer and runs one batch at a time; a batch takes an
+        # idle pair, or waits for one.
+        self._idle: queue.SimpleQueue[tuple[Any, Any]] = queue.SimpleQueue()
+        for _ in range(sessions):
+            encoder = tokenizers.Tokenizer.from_str(tokenizer_json)
+            encoder.enable_truncation(max_length=window)
+            encoder.enable_padding(pad_id=0, pad_token="[PAD]")
+            session = ort.InferenceSession(str(weights), sess_options=options, providers=["CPUExecutionProvider"])
+            self._idle.put((encoder, session))
+        self._inputs = {item.name for item in session.get_inputs()}
+        self.sessions = sessions
 
     def count(self, text: str) -> int:
         return len(self._counter.encode(text).ids)
@@ -212,14 +252,17 @@ class _Onnx:
 
     def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
         np = _numpy()
-        with self._lock:
-            encodings = self._encoder.encode_batch(texts)
+        encoder, session = self._idle.get()
+        try:
+            encodings = encoder.encode_batch(texts)
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
             feed = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feed["token_type_ids"] = np.zeros_like(ids)
-            hidden = self._session.run(None, feed)[0]
+            hidden = session.run(None, feed)[0]
+        finally:
+            self._idle.put((encoder, session))
         if self._cls:
             pooled = hidden[:, 0, :]
         else:
@@ -230,6 +273,8 @@ class _Onnx:
 
 class _WordLlama:
     """WordLlama's static embeddings: the mean of the text's token vectors, normalised."""
+
+    sessions = 1
 
     def __init__(self, threads: int | None) -> None:
         model = WORDLLAMA
@@ -290,16 +335,16 @@ def _package_file(package: str, name: str) -> Path | None:
     return None
 
 
-_RUNTIMES: dict[tuple[LocalModel, int | None], _Runtime] = {}
+_RUNTIMES: dict[tuple[LocalModel, int | None, int], _Runtime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
 
-def _runtime(model: LocalModel, threads: int | None) -> _Runtime:
+def _runtime(model: LocalModel, threads: int | None, sessions: int) -> _Runtime:
     with _RUNTIMES_LOCK:
-        runtime = _RUNTIMES.get((model, threads))
+        runtime = _RUNTIMES.get((model, threads, sessions))
         if runtime is None:
-            runtime = _WordLlama(threads) if model.runtime == "wordllama" else _Onnx(model, threads)
-            _RUNTIMES[(model, threads)] = runtime
+            runtime = _WordLlama(threads) if model.runtime == "wordllama" else _Onnx(model, threads, sessions)
+            _RUNTIMES[(model, threads, sessions)] = runtime
         return runtime
 
 
@@ -322,12 +367,18 @@ class LocalEmbedder:
     too) tell without building one.
 
     :meth:`embed` runs the model in a worker thread (``asyncio.to_thread``), so the
-    event loop stays free, in batches of at most ``batch_size`` texts (default 8, at
-    most 64; ``ConfigurationError("invalid-option")`` outside 1..64); texts are
-    grouped by length so little is padded, and the vectors come back in input order,
-    L2-normalised. One batch of a model runs at a time in the process; ``threads``
-    sets ONNX Runtime's intra-op threads (default: its own choice, the machine's
-    cores).
+    event loop stays free, in batches of at most ``batch_size`` texts (at most 64;
+    ``ConfigurationError("invalid-option")`` outside 1..64); texts are grouped by length
+    so little is padded, and the vectors come back in input order, L2-normalised.
+    ``sessions`` ONNX Runtime sessions of the model each run one batch at a time, so
+    that as many batches of a call, or of calls in flight together (ingestion's lanes),
+    run side by side; ``threads`` sets each session's intra-op threads. The defaults:
+    two sessions on a machine of two cores or more (else one), each of the cores shared
+    among them (one session: ONNX Runtime's own choice), with batches of 8 texts shared
+    among them (4 each for two), so the texts in the model at once, and the memory they
+    take, are as for one session. At most :data:`MAX_SESSIONS` sessions and
+    :data:`MAX_THREADS` threads (``invalid-option`` outside); WordLlama runs one batch at
+    a time whatever ``sessions`` says (docs/benchmarks.md, "Two ONNX sessions").
 
     A text longer than the model's window (:attr:`window_tokens`: 256 word pieces for
     MiniLM, 512 for e5 and bge) is embedded whole by default (``long_texts="pool"``):
@@ -347,8 +398,9 @@ class LocalEmbedder:
         self,
         model: str | LocalModel = DEFAULT_MODEL,
         *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: int | None = None,
         threads: int | None = None,
+        sessions: int | None = None,
         long_texts: LongTexts = "pool",
     ) -> None:
         spec = model if isinstance(model, LocalModel) else LOCAL_MODELS.get(model)
@@ -357,7 +409,9 @@ class LocalEmbedder:
             raise ConfigurationError(
                 ErrorCode.INVALID_OPTION, f"LocalEmbedder: unknown model {model!r} (known: {known})"
             )
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+        if batch_size is not None and (
+            isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE
+        ):
             raise ConfigurationError(
                 ErrorCode.INVALID_OPTION,
                 f"LocalEmbedder: batch_size must be from 1 to {MAX_BATCH_SIZE}, not {batch_size!r}",
@@ -367,6 +421,13 @@ class LocalEmbedder:
         ):
             raise ConfigurationError(
                 ErrorCode.INVALID_OPTION, f"LocalEmbedder: threads must be from 1 to {MAX_THREADS}, not {threads!r}"
+            )
+        if sessions is not None and (
+            isinstance(sessions, bool) or not isinstance(sessions, int) or not 1 <= sessions <= MAX_SESSIONS
+        ):
+            raise ConfigurationError(
+                ErrorCode.INVALID_OPTION,
+                f"LocalEmbedder: sessions must be from 1 to {MAX_SESSIONS}, not {sessions!r}",
             )
         if long_texts not in LONG_TEXTS:
             raise ConfigurationError(
@@ -380,18 +441,26 @@ class LocalEmbedder:
         self.long_texts = long_texts
         #: The most tokens read of one text: None when long texts are pooled (every token is read).
         self.max_input_tokens: int | None = None if long_texts == "pool" else spec.max_input_tokens
-        self.batch_size = batch_size
-        self.threads = threads
+        #: ONNX Runtime sessions of the model, a batch on each at once (1 for WordLlama).
+        self.sessions: int = 1 if spec.runtime == "wordllama" else (sessions or default_sessions())
+        #: Texts in one batch of one session.
+        self.batch_size: int = batch_size or max(1, DEFAULT_BATCH_SIZE // self.sessions)
+        #: Each session's intra-op threads (None: ONNX Runtime's choice, or WordLlama's own).
+        self.threads: int | None = (
+            threads if threads is not None or spec.runtime == "wordllama" else default_threads(self.sessions)
+        )
         self.label = f"LocalEmbedder {spec.description}, on this CPU"
         # Loaded when first used, so that building the default embedder (every CLI command
         # does) costs no import; a missing package still fails here, as one coded line.
         # A jar card's files are fetched then, once, on first use.
-        self._loaded: _Runtime | None = None if LocalEmbedder.installed(spec.name) else _runtime(spec, threads)
+        self._loaded: _Runtime | None = (
+            None if LocalEmbedder.installed(spec.name) else _runtime(spec, self.threads, self.sessions)
+        )
 
     @property
     def _runtime(self) -> _Runtime:
         if self._loaded is None:
-            self._loaded = _runtime(self.spec, self.threads)
+            self._loaded = _runtime(self.spec, self.threads, self.sessions)
         return self._loaded
 
     @property
@@ -471,11 +540,18 @@ class LocalEmbedder:
         # Similar lengths share a batch, so little is padded; the order is restored below.
         order = sorted(range(len(items)), key=lambda position: len(items[position]))
         vectors: list[list[float] | None] = [None] * len(items)
-        tokens = 0
-        for start in range(0, len(order), self.batch_size):
-            chosen = order[start : start + self.batch_size]
-            batch, read = await asyncio.to_thread(self._runtime.embed, [items[i] for i in chosen])
-            tokens += read
+        runtime = self._runtime
+        # As many batches at once as the model has sessions; a call already in flight beside
+        # this one (another lane) may hold some, and then a batch waits in its thread.
+        gate = asyncio.Semaphore(runtime.sessions)
+
+        async def run(chosen: list[int]) -> int:
+            async with gate:
+                batch, read = await asyncio.to_thread(runtime.embed, [items[i] for i in chosen])
             for position, vector in zip(chosen, batch, strict=True):
                 vectors[position] = vector
+            return read
+
+        batches = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+        tokens = sum(await asyncio.gather(*(run(chosen) for chosen in batches)))
         return EmbeddingVectors([vector for vector in vectors if vector is not None], input_tokens=tokens)

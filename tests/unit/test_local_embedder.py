@@ -22,7 +22,13 @@ import pytest
 from graphrag_orm.chunking import Chunker, ChunkerOptions, EmbedderTokenCounter, within_window
 from graphrag_orm.embeddings import EmbeddingVectors, HashingEmbedder, LocalEmbedder, OpenAIEmbedder
 from graphrag_orm.embeddings.base import count_input_tokens, input_window
-from graphrag_orm.embeddings.local import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE
+from graphrag_orm.embeddings.local import (
+    DEFAULT_BATCH_SIZE,
+    MAX_BATCH_SIZE,
+    MAX_SESSIONS,
+    default_sessions,
+    default_threads,
+)
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.loaders import LoadedDocument
 
@@ -94,6 +100,10 @@ def test_local_embedder_refuses_an_unknown_model_and_batch_sizes_out_of_bounds()
         lambda: LocalEmbedder(batch_size=0),
         lambda: LocalEmbedder(batch_size=MAX_BATCH_SIZE + 1),
         lambda: LocalEmbedder(threads=0),
+        lambda: LocalEmbedder(sessions=0),
+        lambda: LocalEmbedder(sessions=MAX_SESSIONS + 1),
+        lambda: LocalEmbedder(sessions=True),  # type: ignore[arg-type]
+        lambda: LocalEmbedder(sessions="2"),  # type: ignore[arg-type]
     ]
     for build in builds:
         with pytest.raises(ConfigurationError) as refused:
@@ -176,7 +186,7 @@ def test_minilm_has_384_dimensions_and_a_256_piece_window(local: LocalEmbedder) 
     # Long texts are pooled over windows by default: the embedder reads every token.
     assert local.long_texts == "pool" and local.max_input_tokens is None
     assert LocalEmbedder(MINILM, long_texts="first").max_input_tokens == 256
-    assert local.batch_size == DEFAULT_BATCH_SIZE
+    assert local.batch_size == DEFAULT_BATCH_SIZE // local.sessions
     embedding_set = local.embedding_set()
     assert embedding_set.model == MINILM and embedding_set.dimensions == 384
     assert embedding_set.id == "all-MiniLM-L6-v2-int8:384:cosine"
@@ -209,6 +219,8 @@ async def test_local_embedder_runs_batches_of_at_most_batch_size_off_the_event_l
     main = threading.get_ident()
 
     class Recording:
+        sessions = 1
+
         def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
             sizes.append(len(texts))
             loop_thread.append(threading.get_ident() == main)
@@ -226,6 +238,69 @@ async def test_local_embedder_runs_batches_of_at_most_batch_size_off_the_event_l
     assert sizes == [3, 3, 2] and not any(loop_thread)
     expected = await LocalEmbedder(MINILM).embed(texts)
     assert all(cosine(a, b) > 0.9999 for a, b in zip(vectors, expected, strict=True))
+
+
+@needs_model
+def test_two_sessions_by_default_sharing_the_cores_and_eight_texts_in_the_model() -> None:
+    cores = len(os.sched_getaffinity(0))
+    assert default_sessions() == (2 if cores >= 2 else 1)
+    assert default_threads(1) is None and default_threads(2) == max(1, cores // 2)
+    embedder = LocalEmbedder(MINILM)
+    assert embedder.sessions == default_sessions() and embedder.threads == default_threads(embedder.sessions)
+    assert embedder.sessions * embedder.batch_size == DEFAULT_BATCH_SIZE or embedder.sessions == 1
+    one = LocalEmbedder(MINILM, sessions=1)
+    assert (one.sessions, one.threads, one.batch_size) == (1, None, DEFAULT_BATCH_SIZE)
+    chosen = LocalEmbedder(MINILM, sessions=3, threads=1, batch_size=5)
+    assert (chosen.sessions, chosen.threads, chosen.batch_size) == (3, 1, 5)
+    assert LocalEmbedder(MINILM, sessions=8).batch_size == 1
+    if LocalEmbedder.installed("wordllama-l2-supercat-256"):  # one batch at a time, its own threads
+        wordllama = LocalEmbedder("wordllama-l2-supercat-256", sessions=4)
+        assert (wordllama.sessions, wordllama.threads, wordllama.batch_size) == (1, None, DEFAULT_BATCH_SIZE)
+
+
+@needs_model
+async def test_two_sessions_run_two_batches_of_one_call_at_once_and_agree_with_one_session() -> None:
+    embedder = LocalEmbedder(MINILM, batch_size=2, sessions=2, threads=1)
+    runtime = embedder._runtime
+    assert runtime.sessions == 2
+    # Each batch waits at the barrier for the other: run one at a time, they would time out.
+    together = threading.Barrier(2, timeout=20)
+
+    class Meeting:
+        sessions = runtime.sessions
+
+        def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+            together.wait()
+            return runtime.embed(texts)
+
+        def count(self, text: str) -> int:
+            return runtime.count(text)
+
+        def offsets(self, text: str) -> list[tuple[int, int]]:
+            return runtime.offsets(text)
+
+    embedder._loaded = Meeting()
+    texts = ["The rabbit took a watch out of its pocket.", "Members borrow twelve items.", "a", "Tea at six."]
+    vectors = await embedder.embed(texts)
+    expected = await LocalEmbedder(MINILM, sessions=1).embed(texts)
+    assert len(vectors) == 4 and all(cosine(a, b) > 0.9999 for a, b in zip(vectors, expected, strict=True))
+
+
+@needs_model
+def test_a_batch_waits_for_an_idle_session_and_every_session_returns_after_a_failure() -> None:
+    runtime = LocalEmbedder(MINILM, sessions=2, threads=1)._runtime
+    held = [runtime._idle.get(), runtime._idle.get()]  # type: ignore[attr-defined]
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (runtime.embed(["waiting"]), done.set()))
+    worker.start()
+    assert not done.wait(0.3)  # both sessions busy: the batch waits
+    runtime._idle.put(held.pop())  # type: ignore[attr-defined]
+    assert done.wait(20)
+    worker.join()
+    runtime._idle.put(held.pop())  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        runtime.embed([None])  # type: ignore[list-item]  # the tokenizer refuses it
+    assert runtime._idle.qsize() == 2  # type: ignore[attr-defined]
 
 
 @needs_model

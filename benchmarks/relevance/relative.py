@@ -1,0 +1,111 @@
+"""Relative-score fusion tried on the dev sets: each route's scores min-max normalised over its candidates.
+
+    .venv/bin/python benchmarks/relevance/relative.py [--devset examples/devset2 --port 7741 --home home-devset2]
+
+The defaults' fusion divides each hit's score by its route's best. Neo4j's vector index gives
+cosine as (1 + cos) / 2, and e5's cosines lie in a narrow band, so all 30 vector candidates
+vote 0.95 to 1 while the full-text route's (BM25) votes fall fast: fused, the ranking is
+nearly the vector route's (``misses.py``: the defaults' misses sit where the vector route's
+do). Here each route's candidates (``3 * k`` of them, as the defaults read) are normalised
+over their own range instead, ``(s - min) / (max - min)``, and fused by the sum or the best
+of a chunk's votes. Each route's list comes from the toolkit's retriever with that route
+alone; the fusion is done here. Results: docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run as relevance  # benchmarks/relevance/run.py
+from common import BenchServer
+
+from graphrag_orm.embeddings import LocalEmbedder
+from graphrag_orm.evaluation import Evaluator, load_cases
+from graphrag_orm.evaluation.stored import StoredChunks
+from graphrag_orm.evidence import Evidence, EvidenceItem, Route
+from graphrag_orm.layout import Layout
+from graphrag_orm.models import for_layout
+from graphrag_orm.retrieval import RetrievalOptions, Retriever
+from graphrag_orm.store import Store
+from graphrag_orm.store.connection import open_driver
+
+
+def relative(items: tuple[EvidenceItem, ...]) -> dict[str, float]:
+    if not items:
+        return {}
+    top, low = items[0].score, items[-1].score
+    span = top - low
+    return {item.chunk_id: (item.score - low) / span if span > 0 else 1.0 for item in items}
+
+
+class Relative:
+    def __init__(self, inner: Retriever, how: str, depth: int = 3, weight: float = 0.5) -> None:
+        self.inner, self.how, self.depth, self.weight = inner, how, depth, weight
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
+        options = options or self.inner.options
+        k = options.max_items
+        deep = options.model_copy(update={"max_items": self.depth * k, "max_utf8_bytes": None})
+        lists = {}
+        for route in (Route.VECTOR, Route.FULL_TEXT):
+            found = await self.inner.retrieve(
+                question, deep.model_copy(update={"routes": frozenset({route})}), **kwargs
+            )
+            lists[route] = found
+        votes: dict[str, float] = {}
+        items: dict[str, EvidenceItem] = {}
+        for route, found in lists.items():
+            w = (1 - self.weight) if route == Route.FULL_TEXT else self.weight
+            for chunk_id, vote in relative(found.items).items():
+                vote *= 2 * w
+                votes[chunk_id] = (
+                    max(votes.get(chunk_id, 0.0), vote) if self.how == "best" else votes.get(chunk_id, 0.0) + vote
+                )
+            for item in found.items:
+                items.setdefault(item.chunk_id, item)
+        ranked = sorted(votes, key=lambda c: (-votes[c], c))[:k]
+        return lists[Route.VECTOR].model_copy(
+            update={"items": tuple(items[c].model_copy(update={"score": votes[c]}) for c in ranked)}
+        )
+
+
+async def main(args: argparse.Namespace) -> None:
+    cases = load_cases(args.devset / "cases.jsonl")
+    embedder = LocalEmbedder(args.model)
+    with BenchServer(port=args.port, home=args.home) as server:
+        driver = await open_driver(server.settings)
+        store = Store(driver, database=server.settings.database)
+        try:
+            await relevance.reuse_or_ingest(store, embedder, args.devset)
+            model = for_layout(Layout.DEFAULT)
+            retriever = Retriever(store, model, embedder.embedding_set(), embedder)
+            stored = StoredChunks(store, model)
+            contenders: list[tuple[str, Any]] = [
+                ("graphrag-orm defaults", retriever),
+                ("relative, sum", Relative(retriever, "sum")),
+                ("relative, best", Relative(retriever, "best")),
+                ("relative, sum, 2 a item", Relative(retriever, "sum", depth=2)),
+                ("relative, sum, 5 a item", Relative(retriever, "sum", depth=5)),
+            ]
+            rows = []
+            for name, contender in contenders:
+                report = await Evaluator(retriever=contender, stored=stored, k=relevance.K).run(cases)
+                rows.append((name, relevance.summarise(report.cases)))
+        finally:
+            await driver.close()
+    print(f"\nembedder: {embedder.model_name}; dev set {args.devset.name}\n\n{relevance.render(rows)}")
+
+
+if __name__ == "__main__":
+    parser = relevance.dev_set_parser(__doc__)
+    asyncio.run(main(parser.parse_args()))
