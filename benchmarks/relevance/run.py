@@ -123,6 +123,10 @@ def configurations() -> list[tuple[str, RetrievalOptions]]:
             default.model_copy(update={"fusion": Fusion.BEST_SCORE, "shared_votes": False}),
         ),
         (
+            "  relative-score fusion, sized, shared votes",
+            default.model_copy(update={"fusion": Fusion.RELATIVE_SCORE, "shared_votes": True}),
+        ),
+        (
             "  RRF, 10 a item, shared",
             default.model_copy(update={"fusion": Fusion.RECIPROCAL_RANK, "candidates_per_item": 10}),
         ),

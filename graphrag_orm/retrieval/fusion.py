@@ -8,7 +8,13 @@ Each hit casts one vote for its chunk, by the options' :class:`~graphrag_orm.ret
   hit votes 1, and a chunk's votes from several routes add up;
 - ``best-score``: the same normalised votes, but a chunk keeps only its best route's
   vote (neo4j-graphrag's ``HybridRetriever``: what one route is sure of is never
-  outvoted by chunks that two routes found lukewarm).
+  outvoted by chunks that two routes found lukewarm);
+- ``relative-score``: the hit's place in its route's range of scores, ``(score - worst)
+  / (best - worst)`` over the route's candidates (1 when they all score alike), and a
+  chunk keeps its best route's vote. A route whose scores lie in a narrow band (the
+  vector index's cosine as ``(1 + cos) / 2``: every candidate of a small model's list
+  within a few hundredths of the first) no longer outvotes, with its whole list, all
+  but the first few hits of a route whose scores fall fast (full text's BM25).
 
 With shared votes (``RetrievalOptions.shared_votes``), a hit also votes for the chunks
 next to it (one ``NEXT`` step either way) whose bytes overlap its own, with the share of
@@ -34,6 +40,7 @@ from graphrag_orm.store.names import StoredNames
 
 __all__ = [
     "BEST_SCORE_FUSION",
+    "RELATIVE_SCORE_FUSION",
     "RRF_K",
     "SCORE_FUSION",
     "Candidate",
@@ -49,8 +56,12 @@ RRF_K = 60
 SCORE_FUSION = "score"
 #: The ``$fusion`` parameter's value for score-normalised fusion that keeps a chunk's best route's vote.
 BEST_SCORE_FUSION = "best-score"
-#: Fusions whose votes are normalised scores (any other: reciprocal rank).
+#: The ``$fusion`` parameter's value for fusion of scores placed in their route's range, best route's vote.
+RELATIVE_SCORE_FUSION = "relative-score"
+#: Fusions whose votes are scores over the route's best (any other: reciprocal rank, or relative).
 NORMALISED = (SCORE_FUSION, BEST_SCORE_FUSION)
+#: Fusions where a chunk keeps its best route's vote (any other: the votes add up).
+BEST_OF_ROUTES = (BEST_SCORE_FUSION, RELATIVE_SCORE_FUSION)
 
 
 @dataclass(frozen=True)
@@ -74,14 +85,17 @@ def dedupe(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 def ranked_hits(route: str, candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
     """A route's candidates as the hits the fusion reads, ranked from 1 in their order, each score
-    also over the route's first (0 when that is not positive)."""
+    also over the route's first (``norm``, 0 when that is not positive) and placed in the route's
+    range (``rel``, 1 when the first and the last score alike)."""
     kept = dedupe(candidates)
     top = kept[0].score if kept else 0.0
+    low = kept[-1].score if kept else 0.0
     return [
         {
             "id": candidate.chunk_id,
             "score": candidate.score,
             "norm": candidate.score / top if top > 0 else 0.0,
+            "rel": (candidate.score - low) / (top - low) if top > low else 1.0,
             "route": str(route),
             "rank": rank,
         }
@@ -94,9 +108,14 @@ def hits_of(column: str, route: str) -> str:
     of ``route``, as :func:`ranked_hits` does (both checked names:
     :func:`~graphrag_orm.retrieval.routes.check_search`)."""
     norm = f"CASE WHEN {column}[0].score > 0 THEN {column}[i].score / {column}[0].score ELSE 0.0 END"
+    last = f"{column}[size({column}) - 1].score"
+    rel = (
+        f"CASE WHEN {column}[0].score > {last} "
+        f"THEN ({column}[i].score - {last}) / ({column}[0].score - {last}) ELSE 1.0 END"
+    )
     return (
         f"[i IN range(0, size({column}) - 1) | "
-        f"{{id: {column}[i].id, score: {column}[i].score, norm: {norm}, route: '{route}', rank: i + 1}}]"
+        f"{{id: {column}[i].id, score: {column}[i].score, norm: {norm}, rel: {rel}, route: '{route}', rank: i + 1}}]"
     )
 
 
@@ -118,11 +137,12 @@ def fuse_clause(names: StoredNames) -> str:
     )
     return (
         "CALL (hits) { UNWIND hits AS hit "
-        f"WITH hit, CASE WHEN $fusion IN {list(NORMALISED)!r} THEN hit.norm ELSE 1.0 / ($rrf + hit.rank) END AS vote "
-        "CALL (hit, vote) { RETURN hit.id AS id, vote AS share, hit {.route, .rank, .score, .norm} AS own "
+        f"WITH hit, CASE WHEN $fusion = '{RELATIVE_SCORE_FUSION}' THEN hit.rel "
+        f"WHEN $fusion IN {list(NORMALISED)!r} THEN hit.norm ELSE 1.0 / ($rrf + hit.rank) END AS vote "
+        "CALL (hit, vote) { RETURN hit.id AS id, vote AS share, hit {.route, .rank, .score, .norm, .rel} AS own "
         f"UNION ALL {shared} }} "
         "WITH id, hit.route AS route, max(share) AS share, collect(own) AS own "
-        f"WITH id, CASE WHEN $fusion = '{BEST_SCORE_FUSION}' THEN max(share) ELSE sum(share) END AS fused, "
+        f"WITH id, CASE WHEN $fusion IN {list(BEST_OF_ROUTES)!r} THEN max(share) ELSE sum(share) END AS fused, "
         "reduce(acc = [], r IN collect(own) | acc + r) AS ranks WHERE size(ranks) > 0 "
         "ORDER BY fused DESC, id "
         "WITH collect({id: id, score: fused, ranks: ranks}) AS ranked "
@@ -140,7 +160,16 @@ def route_ranks(ranks: Sequence[Mapping[str, Any]], fusion: str, k: int = RRF_K)
             route=str(rank["route"]),
             rank=int(rank["rank"]),
             native_score=float(rank["score"]),
-            rank_score=float(rank.get("norm") or 0.0) if fusion in NORMALISED else 1.0 / (k + int(rank["rank"])),
+            rank_score=_vote(rank, fusion, k),
         )
         for rank in sorted(ranks, key=lambda r: str(r["route"]))
     )
+
+
+def _vote(rank: Mapping[str, Any], fusion: str, k: int) -> float:
+    """A route's own vote for a fused item under ``fusion`` (as :func:`fuse_clause` casts it)."""
+    if fusion == RELATIVE_SCORE_FUSION:
+        return float(rank.get("rel") or 0.0)
+    if fusion in NORMALISED:
+        return float(rank.get("norm") or 0.0)
+    return 1.0 / (k + int(rank["rank"]))

@@ -52,6 +52,9 @@ class Fusion(StrEnum):
     SCORE = "score"
     #: The same votes; a chunk keeps its best route's (neo4j-graphrag's hybrid fusion).
     BEST_SCORE = "best-score"
+    #: Each hit votes its score's place in its route's range, ``(score - worst) / (best - worst)``
+    #: over the route's candidates; a chunk keeps its best route's vote.
+    RELATIVE_SCORE = "relative-score"
 
 
 class GraphOptions(Options):
@@ -106,7 +109,7 @@ class RetrievalOptions(Options):
     #: Candidates each route reads; None: sized from ``max_items`` (:attr:`route_candidates`).
     candidates_per_route: int | None = Field(None, ge=1, le=MAX_CANDIDATES_PER_ROUTE)
     candidates_per_item: int = Field(3, ge=1, le=32, description="candidates per route for each of max_items")
-    fusion: Fusion = Fusion.BEST_SCORE
+    fusion: Fusion = Fusion.RELATIVE_SCORE
     #: A hit also votes for the chunks next to it that hold some of its bytes (the chunker's overlap).
     shared_votes: bool = True
     max_items: int = Field(8, ge=1, le=128)

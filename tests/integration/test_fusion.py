@@ -112,3 +112,41 @@ async def test_best_score_fusion_reports_each_routes_normalised_score_as_its_vot
     votes = {item.chunk_id: {rank.route: rank.rank_score for rank in item.routes} for item in evidence.items}
     assert votes[second] == {"A": 0.5, "B": 1.0}
     assert votes[first] == {"A": 1.0}
+
+
+async def test_relative_score_fusion_places_each_score_in_its_routes_range(graph: None, store: Store) -> None:
+    spans = await chunks(store)
+    v1, v2, v3, t1, t2, t3 = (spans[i][0] for i in (0, 2, 4, 6, 8, 10))
+    # A route of a narrow band (as cosine scores) and a route whose scores fall fast (as BM25).
+    routes = [
+        Fixed("A", ((v1, 0.92), (v2, 0.91), (v3, 0.90))),
+        Fixed("B", ((t1, 12.0), (t2, 9.0), (t3, 3.0))),
+    ]
+    # Over the best score, the narrow band outvotes the second full-text hit with its whole list.
+    best = await fused(store, routes, fusion=Fusion.BEST_SCORE, shared_votes=False)
+    assert best[:4] == [*sorted([v1, t1]), v2, v3]
+    # In each route's range, the second hits come next (B's 0.67 above A's 0.5), the last ones vote 0.
+    relative = await fused(store, routes, fusion=Fusion.RELATIVE_SCORE, shared_votes=False)
+    assert relative == [*sorted([v1, t1]), t2, v2, *sorted([v3, t3])]
+    retriever = Retriever(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(256), routes=routes)
+    options = RetrievalOptions(
+        routes=frozenset({"A", "B"}), max_items=8, neighbour_chunks=0, fusion=Fusion.RELATIVE_SCORE, shared_votes=False
+    )
+    evidence = await retriever.retrieve("the river", options)
+    votes = {item.chunk_id: {rank.route: round(rank.rank_score, 6) for rank in item.routes} for item in evidence.items}
+    assert votes[v2] == {"A": 0.5} and votes[t2] == {"B": 0.666667} and votes[t3] == {"B": 0.0}
+    assert {item.chunk_id: round(item.score, 6) for item in evidence.items}[t2] == 0.666667
+
+
+async def test_relative_score_fusion_keeps_a_chunk_two_routes_found_at_its_best_routes_vote(
+    graph: None, store: Store
+) -> None:
+    spans = await chunks(store)
+    both, a_top, b_top, alone = spans[0][0], spans[4][0], spans[8][0], spans[10][0]
+    # One candidate alone, or all alike: each votes 1.
+    routes = [
+        Fixed("A", ((a_top, 5.0), (both, 4.0), (alone, 1.0))),
+        Fixed("B", ((b_top, 2.0), (both, 2.0))),
+    ]
+    relative = await fused(store, routes, fusion=Fusion.RELATIVE_SCORE, shared_votes=False)
+    assert relative == [*sorted([a_top, b_top, both]), alone]

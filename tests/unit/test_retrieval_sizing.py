@@ -43,3 +43,8 @@ def test_a_routes_hits_carry_their_score_over_its_best() -> None:
     hits = ranked_hits("r", [Candidate("a", 4.0), Candidate("b", 1.0), Candidate("a", 0.5)])
     assert [(h["id"], h["rank"], h["norm"]) for h in hits] == [("a", 1, 1.0), ("b", 2, 0.25)]
     assert ranked_hits("r", [Candidate("a", 0.0)])[0]["norm"] == 0.0
+    # The relative vote: the score's place between the route's last and first (after duplicates go).
+    spread = ranked_hits("r", [Candidate("a", 0.9), Candidate("b", 0.85), Candidate("c", 0.8), Candidate("b", 0.1)])
+    assert [round(h["rel"], 6) for h in spread] == [1.0, 0.5, 0.0]
+    assert [h["rel"] for h in ranked_hits("r", [Candidate("a", 2.0), Candidate("b", 2.0)])] == [1.0, 1.0]
+    assert ranked_hits("r", [])[:1] == []
