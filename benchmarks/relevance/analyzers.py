@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,21 +32,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import run as relevance  # benchmarks/relevance/run.py
-from common import SCRATCH, BenchServer
 
 from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.embeddings.base import embed_questions
 from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.evaluation import Evaluator, load_cases
-from graphrag_orm.evaluation.stored import StoredChunks
 from graphrag_orm.evidence import Route
 from graphrag_orm.layout import Layout
-from graphrag_orm.models import for_layout
-from graphrag_orm.retrieval import RetrievalOptions, Retriever, Retrievers, to_query
+from graphrag_orm.retrieval import RetrievalOptions, Retrievers
 from graphrag_orm.retrieval.options import Fusion
 from graphrag_orm.schema import CreateStep, FullTextAnalyzer, FullTextIndex, Schema
 from graphrag_orm.store import Store
-from graphrag_orm.store.connection import open_driver
 
 Row = tuple[str, dict[str, dict[str, float | int]]]
 
@@ -66,51 +61,36 @@ async def main(args: argparse.Namespace) -> None:
     uri = relevance.corpus_of(args.devset)[1]
     embedder = LocalEmbedder(args.model)
     rows: list[Row] = []
-    with BenchServer(port=args.port, home=args.home) as server:
-        driver = await open_driver(server.settings)
-        store = Store(driver, database=server.settings.database)
+    async with relevance.dev_set_graph(args, embedder) as graph:
+        store, retriever, stored, server = graph.store, graph.retriever, graph.stored, graph.server
+        default = RetrievalOptions()
+        contenders: list[tuple[str, RetrievalOptions]] = [
+            ("graphrag-orm defaults", default),
+            ("RRF, sized", default.model_copy(update={"fusion": Fusion.RECIPROCAL_RANK})),
+            ("full text only", default.model_copy(update={"routes": frozenset({Route.FULL_TEXT})})),
+        ]
+        vectors = await embed_questions(embedder, [case.question for case in cases])
+        questions_file = relevance.write_questions(cases, vectors)
+        vector_only = default.model_copy(update={"routes": Retrievers.vector().routes})
+        report = await Evaluator(retriever=retriever, stored=stored, retrieval=vector_only, k=relevance.K).run(cases)
+        rows.append(("vector only (either analyzer)", relevance.summarise(report.cases)))
         try:
-            await relevance.reuse_or_ingest(store, embedder, args.devset)
-            model = for_layout(Layout.DEFAULT)
-            retriever = Retriever(store, model, embedder.embedding_set(), embedder)
-            stored = StoredChunks(store, model)
-            default = RetrievalOptions()
-            contenders: list[tuple[str, RetrievalOptions]] = [
-                ("graphrag-orm defaults", default),
-                ("RRF, sized", default.model_copy(update={"fusion": Fusion.RECIPROCAL_RANK})),
-                ("full text only", default.model_copy(update={"routes": frozenset({Route.FULL_TEXT})})),
-            ]
-            vectors = await embed_questions(embedder, [case.question for case in cases])
-            questions = [
-                {"lucene": to_query(c.question), "vector": list(v)} for c, v in zip(cases, vectors, strict=True)
-            ]
-            SCRATCH.mkdir(exist_ok=True)
-            questions_file = SCRATCH / "relevance-questions.json"
-            questions_file.write_text(json.dumps(questions), encoding="utf-8")
-            vector_only = default.model_copy(update={"routes": Retrievers.vector().routes})
-            report = await Evaluator(retriever=retriever, stored=stored, retrieval=vector_only, k=relevance.K).run(
-                cases
-            )
-            rows.append(("vector only (either analyzer)", relevance.summarise(report.cases)))
-            try:
-                for analyzer in (FullTextAnalyzer.STANDARD, FullTextAnalyzer.ENGLISH):
-                    await rebuild_index(store, embedder.embedding_set(), analyzer)
-                    for name, options in contenders:
-                        report = await Evaluator(
-                            retriever=retriever, stored=stored, retrieval=options, k=relevance.K
-                        ).run(cases)
-                        rows.append((f"{name}, {analyzer.value}", relevance.summarise(report.cases)))
-                        print(f"{name}, {analyzer.value}: done", flush=True)
-                    if not args.no_neo4j_graphrag:
-                        theirs = relevance.neo4j_graphrag(questions_file, server.settings, retriever)
-                        results = await relevance.score_theirs(cases, theirs["hybrid"], stored, uri)
-                        rows.append(
-                            (f"neo4j-graphrag 1.22 HybridRetriever, {analyzer.value}", relevance.summarise(results))
-                        )
-            finally:
-                await rebuild_index(store, embedder.embedding_set(), FullTextAnalyzer.STANDARD)
+            for analyzer in (FullTextAnalyzer.STANDARD, FullTextAnalyzer.ENGLISH):
+                await rebuild_index(store, embedder.embedding_set(), analyzer)
+                for name, options in contenders:
+                    report = await Evaluator(retriever=retriever, stored=stored, retrieval=options, k=relevance.K).run(
+                        cases
+                    )
+                    rows.append((f"{name}, {analyzer.value}", relevance.summarise(report.cases)))
+                    print(f"{name}, {analyzer.value}: done", flush=True)
+                if not args.no_neo4j_graphrag:
+                    theirs = relevance.neo4j_graphrag(questions_file, server.settings, retriever)
+                    results = await relevance.score_theirs(cases, theirs["hybrid"], stored, uri)
+                    rows.append(
+                        (f"neo4j-graphrag 1.22 HybridRetriever, {analyzer.value}", relevance.summarise(results))
+                    )
         finally:
-            await driver.close()
+            await rebuild_index(store, embedder.embedding_set(), FullTextAnalyzer.STANDARD)
     print(f"\nembedder: {embedder.model_name}; dev set {args.devset.name}\n\n{relevance.render(rows)}")
 
 

@@ -26,19 +26,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import run as relevance  # benchmarks/relevance/run.py
-from common import BenchServer
 from variants import merged
 
 from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.embeddings.base import embed_questions
-from graphrag_orm.evaluation import Evaluator, load_cases
-from graphrag_orm.evaluation.stored import StoredChunks
+from graphrag_orm.evaluation import load_cases
 from graphrag_orm.evidence import Evidence
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import RetrievalOptions, Retriever
-from graphrag_orm.store import Store
-from graphrag_orm.store.connection import open_driver
 
 
 class _Moved:
@@ -95,26 +91,14 @@ async def main(args: argparse.Namespace) -> None:
     cases = load_cases(args.devset / "cases.jsonl")
     embedder = LocalEmbedder(args.model)
     moved = _Moved(embedder)
-    with BenchServer(port=args.port, home=args.home) as server:
-        driver = await open_driver(server.settings)
-        store = Store(driver, database=server.settings.database)
-        try:
-            await relevance.reuse_or_ingest(store, embedder, args.devset)
-            model = for_layout(Layout.DEFAULT)
-            first = Retriever(store, model, embedder.embedding_set(), embedder)
-            again = Retriever(store, model, embedder.embedding_set(), moved)
-            stored = StoredChunks(store, model)
-            contenders: list[tuple[str, Any]] = [("graphrag-orm defaults", first)]
-            for m, beta, how in ((3, 0.5, "again"), (3, 1.0, "again"), (3, 0.5, "rrf"), (5, 1.0, "rrf")):
-                name = f"feedback m={m} beta={beta} {how}"
-                contenders.append((name, Feedback(first, again, moved, embedder, m, beta, how)))
-            rows = []
-            for name, contender in contenders:
-                report = await Evaluator(retriever=contender, stored=stored, k=relevance.K).run(cases)
-                rows.append((name, relevance.summarise(report.cases)))
-                print(f"{name}: done", flush=True)
-        finally:
-            await driver.close()
+    async with relevance.dev_set_graph(args, embedder) as graph:
+        first = graph.retriever
+        again = Retriever(graph.store, for_layout(Layout.DEFAULT), embedder.embedding_set(), moved)
+        contenders: list[tuple[str, Any]] = [("graphrag-orm defaults", first)]
+        for m, beta, how in ((3, 0.5, "again"), (3, 1.0, "again"), (3, 0.5, "rrf"), (5, 1.0, "rrf")):
+            name = f"feedback m={m} beta={beta} {how}"
+            contenders.append((name, Feedback(first, again, moved, embedder, m, beta, how)))
+        rows = await relevance.score_contenders(contenders, cases, graph.stored)
     print(f"\nembedder: {embedder.model_name}\n\n{relevance.render(rows)}")
 
 

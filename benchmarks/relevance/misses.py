@@ -25,17 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import run as relevance  # benchmarks/relevance/run.py
-from common import BenchServer
 
 from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.evaluation import load_cases
 from graphrag_orm.evaluation.metrics import holds
 from graphrag_orm.evidence import Route
-from graphrag_orm.layout import Layout
-from graphrag_orm.models import for_layout
-from graphrag_orm.retrieval import RetrievalOptions, Retriever
-from graphrag_orm.store import Store
-from graphrag_orm.store.connection import open_driver
+from graphrag_orm.retrieval import RetrievalOptions
 
 DEEP = 100
 BANDS = ((1, 10), (11, 20), (21, 30), (31, 50), (51, 100))
@@ -54,42 +49,36 @@ def first_rank(texts: list[str], phrase: str) -> int | None:
 async def main(args: argparse.Namespace) -> None:
     cases = [case for case in load_cases(args.devset / "cases.jsonl") if case.required_phrases]
     embedder = LocalEmbedder(args.model)
-    with BenchServer(port=args.port, home=args.home) as server:
-        driver = await open_driver(server.settings)
-        store = Store(driver, database=server.settings.database)
-        try:
-            await relevance.reuse_or_ingest(store, embedder, args.devset)
-            retriever = Retriever(store, for_layout(Layout.DEFAULT), embedder.embedding_set(), embedder)
-            deep = RetrievalOptions(max_items=DEEP, max_utf8_bytes=None)
-            lists: dict[str, Any] = {
-                "defaults": deep,
-                "vector": deep.model_copy(update={"routes": frozenset({Route.VECTOR})}),
-                "full text": deep.model_copy(update={"routes": frozenset({Route.FULL_TEXT})}),
+    async with relevance.dev_set_graph(args, embedder) as graph:
+        retriever = graph.retriever
+        deep = RetrievalOptions(max_items=DEEP, max_utf8_bytes=None)
+        lists: dict[str, Any] = {
+            "defaults": deep,
+            "vector": deep.model_copy(update={"routes": frozenset({Route.VECTOR})}),
+            "full text": deep.model_copy(update={"routes": frozenset({Route.FULL_TEXT})}),
+        }
+        tally: dict[str, Counter[str]] = {name: Counter() for name in lists}
+        both: Counter[str] = Counter()
+        misses = 0
+        for case in cases:
+            ranked = {
+                name: [item.text for item in (await retriever.retrieve(case.question, options)).items]
+                for name, options in lists.items()
             }
-            tally: dict[str, Counter[str]] = {name: Counter() for name in lists}
-            both: Counter[str] = Counter()
-            misses = 0
-            for case in cases:
-                ranked = {
-                    name: [item.text for item in (await retriever.retrieve(case.question, options)).items]
-                    for name, options in lists.items()
-                }
-                for phrase in case.required_phrases:
-                    if first_rank(ranked["defaults"][: relevance.K], phrase) is not None:
-                        continue
-                    misses += 1
-                    ranks = {name: first_rank(texts, phrase) for name, texts in ranked.items()}
-                    for name, rank in ranks.items():
-                        tally[name][band(rank)] += 1
-                    best = min((r for n, r in ranks.items() if n != "defaults" and r is not None), default=None)
-                    both[band(best)] += 1
-                    print(
-                        f"{case.id}: {phrase[:40]!r}: "
-                        + ", ".join(f"{name} {rank or '-'}" for name, rank in ranks.items()),
-                        flush=True,
-                    )
-        finally:
-            await driver.close()
+            for phrase in case.required_phrases:
+                if first_rank(ranked["defaults"][: relevance.K], phrase) is not None:
+                    continue
+                misses += 1
+                ranks = {name: first_rank(texts, phrase) for name, texts in ranked.items()}
+                for name, rank in ranks.items():
+                    tally[name][band(rank)] += 1
+                best = min((r for n, r in ranks.items() if n != "defaults" and r is not None), default=None)
+                both[band(best)] += 1
+                print(
+                    f"{case.id}: {phrase[:40]!r}: "
+                    + ", ".join(f"{name} {rank or '-'}" for name, rank in ranks.items()),
+                    flush=True,
+                )
     total = sum(len(case.required_phrases) for case in cases)
     print(f"\n{misses} of {total} required phrases missed by the defaults' first {relevance.K} ({args.devset.name})")
     columns = [f"{low}-{high}" for low, high in BANDS[1:]] + [f"not in {DEEP}"]

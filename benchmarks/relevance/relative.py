@@ -24,17 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import run as relevance  # benchmarks/relevance/run.py
-from common import BenchServer
 
 from graphrag_orm.embeddings import LocalEmbedder
-from graphrag_orm.evaluation import Evaluator, load_cases
-from graphrag_orm.evaluation.stored import StoredChunks
+from graphrag_orm.evaluation import load_cases
 from graphrag_orm.evidence import Evidence, EvidenceItem, Route
-from graphrag_orm.layout import Layout
-from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import RetrievalOptions, Retriever
-from graphrag_orm.store import Store
-from graphrag_orm.store.connection import open_driver
 
 
 def relative(items: tuple[EvidenceItem, ...]) -> dict[str, float]:
@@ -82,27 +76,16 @@ class Relative:
 async def main(args: argparse.Namespace) -> None:
     cases = load_cases(args.devset / "cases.jsonl")
     embedder = LocalEmbedder(args.model)
-    with BenchServer(port=args.port, home=args.home) as server:
-        driver = await open_driver(server.settings)
-        store = Store(driver, database=server.settings.database)
-        try:
-            await relevance.reuse_or_ingest(store, embedder, args.devset)
-            model = for_layout(Layout.DEFAULT)
-            retriever = Retriever(store, model, embedder.embedding_set(), embedder)
-            stored = StoredChunks(store, model)
-            contenders: list[tuple[str, Any]] = [
-                ("graphrag-orm defaults", retriever),
-                ("relative, sum", Relative(retriever, "sum")),
-                ("relative, best", Relative(retriever, "best")),
-                ("relative, sum, 2 a item", Relative(retriever, "sum", depth=2)),
-                ("relative, sum, 5 a item", Relative(retriever, "sum", depth=5)),
-            ]
-            rows = []
-            for name, contender in contenders:
-                report = await Evaluator(retriever=contender, stored=stored, k=relevance.K).run(cases)
-                rows.append((name, relevance.summarise(report.cases)))
-        finally:
-            await driver.close()
+    async with relevance.dev_set_graph(args, embedder) as graph:
+        retriever = graph.retriever
+        contenders: list[tuple[str, Any]] = [
+            ("graphrag-orm defaults", retriever),
+            ("relative, sum", Relative(retriever, "sum")),
+            ("relative, best", Relative(retriever, "best")),
+            ("relative, sum, 2 a item", Relative(retriever, "sum", depth=2)),
+            ("relative, sum, 5 a item", Relative(retriever, "sum", depth=5)),
+        ]
+        rows = await relevance.score_contenders(contenders, cases, graph.stored)
     print(f"\nembedder: {embedder.model_name}; dev set {args.devset.name}\n\n{relevance.render(rows)}")
 
 

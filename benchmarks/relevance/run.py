@@ -43,8 +43,11 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -247,6 +250,52 @@ async def reuse_or_ingest(store: Store, embedder: LocalEmbedder, devset: Path) -
         await ingest(store, embedder, devset)
 
 
+@dataclass
+class DevSetGraph:
+    """A dev set's graph on its local server, with the default retriever and the stored chunks."""
+
+    server: BenchServer
+    store: Store
+    retriever: Retriever
+    stored: StoredChunks
+
+
+@asynccontextmanager
+async def dev_set_graph(args: argparse.Namespace, embedder: LocalEmbedder) -> AsyncIterator[DevSetGraph]:
+    """The graph another script left on ``args.port``/``args.home`` (:func:`reuse_or_ingest`), open."""
+    with BenchServer(port=args.port, home=args.home) as server:
+        driver = await open_driver(server.settings)
+        store = Store(driver, database=server.settings.database)
+        try:
+            await reuse_or_ingest(store, embedder, args.devset)
+            model = for_layout(Layout.DEFAULT)
+            retriever = Retriever(store, model, embedder.embedding_set(), embedder)
+            yield DevSetGraph(server, store, retriever, StoredChunks(store, model))
+        finally:
+            await driver.close()
+
+
+async def score_contenders(
+    contenders: Sequence[tuple[str, Any]], cases: Sequence[EvalCase], stored: StoredChunks
+) -> list[tuple[str, dict[str, dict[str, float | int]]]]:
+    """Each contender (a retriever, or anything with its ``retrieve``) through the evaluation harness at k."""
+    rows = []
+    for name, contender in contenders:
+        report = await Evaluator(retriever=contender, stored=stored, k=K).run(cases)
+        rows.append((name, summarise(report.cases)))
+        print(f"{name}: done", flush=True)
+    return rows
+
+
+def write_questions(cases: Sequence[EvalCase], vectors: Sequence[Sequence[float]]) -> Path:
+    """The questions as neo4j-graphrag's side reads them (Lucene text and query vector), in a scratch file."""
+    questions = [{"lucene": to_query(c.question), "vector": list(v)} for c, v in zip(cases, vectors, strict=True)]
+    SCRATCH.mkdir(exist_ok=True)
+    questions_file = SCRATCH / "relevance-questions.json"
+    questions_file.write_text(json.dumps(questions), encoding="utf-8")
+    return questions_file
+
+
 def dev_set_parser(doc: str | None) -> argparse.ArgumentParser:
     """The options the scripts that reuse a dev set's graph share: --model, --port, --home, --devset."""
     parser = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
@@ -356,12 +405,7 @@ async def main(args: argparse.Namespace) -> str:
             if args.no_neo4j_graphrag:
                 return finish(rows, embedder)
             vectors = await embed_questions(embedder, [case.question for case in cases])
-            questions = [
-                {"lucene": to_query(c.question), "vector": list(v)} for c, v in zip(cases, vectors, strict=True)
-            ]
-            SCRATCH.mkdir(exist_ok=True)
-            questions_file = SCRATCH / "relevance-questions.json"
-            questions_file.write_text(json.dumps(questions), encoding="utf-8")
+            questions_file = write_questions(cases, vectors)
             theirs = neo4j_graphrag(questions_file, settings, retriever)
             for key, label in (("vector", "VectorRetriever"), ("hybrid", "HybridRetriever")):
                 results = await score_theirs(cases, theirs[key], stored, corpus_of(args.devset)[1])

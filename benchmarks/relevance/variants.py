@@ -36,18 +36,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import run as relevance  # benchmarks/relevance/run.py
-from common import BenchServer
 
 from graphrag_orm.chat.extractive import content_words
 from graphrag_orm.embeddings import LocalEmbedder
-from graphrag_orm.evaluation import Evaluator, load_cases
-from graphrag_orm.evaluation.stored import StoredChunks
+from graphrag_orm.evaluation import load_cases
 from graphrag_orm.evidence import Evidence, EvidenceItem
-from graphrag_orm.layout import Layout
-from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import RetrievalOptions, Retriever
-from graphrag_orm.store import Store
-from graphrag_orm.store.connection import open_driver
 
 _ASKS = r"(?:what|where|when|who|whom|whose|why|how|which|did|does|do|was|were|is|are)"
 _CUT = re.compile(rf"(?:[;:?]\s+|,?\s+and\s+(?=(?:(?:in|at|on|to|from|for|with|by)\s+)?{_ASKS}\b))", re.IGNORECASE)
@@ -145,28 +139,16 @@ async def main(args: argparse.Namespace) -> None:
     cases = load_cases(args.devset / "cases.jsonl")
     print(f"{sum(1 for c in cases if clauses(c.question))} of {len(cases)} questions have several clauses")
     embedder = LocalEmbedder(args.model)
-    with BenchServer(port=args.port, home=args.home) as server:
-        driver = await open_driver(server.settings)
-        store = Store(driver, database=server.settings.database)
-        try:
-            await relevance.reuse_or_ingest(store, embedder, args.devset)
-            model = for_layout(Layout.DEFAULT)
-            retriever = Retriever(store, model, embedder.embedding_set(), embedder)
-            stored = StoredChunks(store, model)
-            contenders: list[tuple[str, Any]] = [
-                ("graphrag-orm defaults", retriever),
-                *((f"clause search, {how}", ClauseSearch(retriever, how)) for how in ("rrf", "turns", "half")),
-                ("diversity 0.2 of 30", Diversity(retriever, 0.2, 30)),
-                ("diversity 0.4 of 30", Diversity(retriever, 0.4, 30)),
-                ("diversity 0.2 of 20", Diversity(retriever, 0.2, 20)),
-            ]
-            rows = []
-            for name, contender in contenders:
-                report = await Evaluator(retriever=contender, stored=stored, k=relevance.K).run(cases)
-                rows.append((name, relevance.summarise(report.cases)))
-                print(f"{name}: done", flush=True)
-        finally:
-            await driver.close()
+    async with relevance.dev_set_graph(args, embedder) as graph:
+        retriever = graph.retriever
+        contenders: list[tuple[str, Any]] = [
+            ("graphrag-orm defaults", retriever),
+            *((f"clause search, {how}", ClauseSearch(retriever, how)) for how in ("rrf", "turns", "half")),
+            ("diversity 0.2 of 30", Diversity(retriever, 0.2, 30)),
+            ("diversity 0.4 of 30", Diversity(retriever, 0.4, 30)),
+            ("diversity 0.2 of 20", Diversity(retriever, 0.2, 20)),
+        ]
+        rows = await relevance.score_contenders(contenders, cases, graph.stored)
     print(f"\nembedder: {embedder.model_name}\n\n{relevance.render(rows)}")
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from graphrag_orm.codes import ErrorCode
 from graphrag_orm.embeddings.cache import model_dir, models_root
-from graphrag_orm.embeddings.cards import MINILM, MavenJar
-from graphrag_orm.embeddings.local import LocalModel, checked, sha256_of
+from graphrag_orm.embeddings.cards import MINILM, LocalModel, MavenJar
+from graphrag_orm.embeddings.runtimes import checked, sha256_of
 from graphrag_orm.errors import ConfigurationError
 from graphrag_orm.localdb.maven import MavenProgress, _run_maven
 from graphrag_orm.localdb.settings import Progress
