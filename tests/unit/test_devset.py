@@ -1,5 +1,6 @@
-"""The dev sets (examples/devset, examples/devset2): their cases load, each kind is there, every required
-phrase is in the corpus, and the expected document is the corpus's URI as the relevance benchmark ingests it."""
+"""The dev sets (examples/devset, examples/devset2, examples/devset3): their cases load, each kind is there,
+every required phrase is in the corpus, and the expected document is the corpus's URI as the relevance benchmark
+ingests it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ import pytest
 from graphrag_orm.evaluation import load_cases
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SETS = [("devset", "pride-and-prejudice.txt"), ("devset2", "frankenstein.txt")]
+SETS = [
+    ("devset", "pride-and-prejudice.txt"),
+    ("devset2", "frankenstein.txt"),
+    ("devset3", "the-picture-of-dorian-gray.txt"),
+]
 
 
 def _normal(text: str) -> str:
