@@ -10,6 +10,12 @@ defaults' ranking 100 deep. The counts say what a better ranking of the routes' 
 could recover (a phrase one route ranks 11th to 30th) and what no fusion of these two routes
 can (a phrase neither ranks in its first 100). On the graph the other relevance scripts leave
 (ingested with ``run.py``'s ingestion when it is not the set's, as ``analyzers.py``).
+
+It also prints each kind's ceiling: the coverage and recall@10 a perfect reordering of the
+routes' candidates would reach, counting a phrase as found when either route ranks an item
+holding it within its first 30 (the candidates the defaults' fusion reads at k = 10: 3 an
+item) or within its first 100 (what a reranker reading 100 a route could at best reach).
+No fusion of these two routes' lists, and no reranking of them, can go above it.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from graphrag_orm.evidence import Route
 from graphrag_orm.retrieval import RetrievalOptions
 
 DEEP = 100
+#: The candidates a route gives the defaults' fusion at k = 10 (``candidates_per_item`` 3).
+READ = 3 * 10
 BANDS = ((1, 10), (11, 20), (21, 30), (31, 50), (51, 100))
 
 
@@ -60,11 +68,13 @@ async def main(args: argparse.Namespace) -> None:
         tally: dict[str, Counter[str]] = {name: Counter() for name in lists}
         both: Counter[str] = Counter()
         misses = 0
+        ceilings: dict[str, list[tuple[float, float, float, float]]] = {}
         for case in cases:
             ranked = {
                 name: [item.text for item in (await retriever.retrieve(case.question, options)).items]
                 for name, options in lists.items()
             }
+            ceilings.setdefault(relevance.kind_of(case.id or ""), []).append(ceiling(case.required_phrases, ranked))
             for phrase in case.required_phrases:
                 if first_rank(ranked["defaults"][: relevance.K], phrase) is not None:
                     continue
@@ -86,6 +96,25 @@ async def main(args: argparse.Namespace) -> None:
     print("|---|" + "---:|" * len(columns))
     for name, counts in [*tally.items(), ("the better route", both)]:
         print(f"| {name} | " + " | ".join(str(counts[c]) for c in columns) + " |")
+    print(f"\nceilings: coverage / recall@10 if the routes' first {READ} (then {DEEP}) were ordered perfectly")
+    print(f"| kind | first {READ} a route | first {DEEP} a route |")
+    print("|---|---:|---:|")
+    for kind, rows in [*ceilings.items(), ("all", [row for group in ceilings.values() for row in group])]:
+        means = [sum(row[i] for row in rows) / len(rows) for i in range(4)]
+        print(f"| {kind} | {means[0]:.2f} / {means[1]:.2f} | {means[2]:.2f} / {means[3]:.2f} |")
+
+
+def ceiling(phrases: tuple[str, ...], ranked: dict[str, list[str]]) -> tuple[float, float, float, float]:
+    """Coverage and recall@10 if either route's first ``READ`` (then ``DEEP``) items were ordered perfectly:
+    a question needs at most three items, so every reachable phrase fits in 10."""
+    found = []
+    for depth in (READ, DEEP):
+        reach = [
+            any(first_rank(ranked[name][:depth], phrase) is not None for name in ("vector", "full text"))
+            for phrase in phrases
+        ]
+        found += [sum(reach) / len(reach), float(any(reach))]
+    return found[0], found[1], found[2], found[3]
 
 
 if __name__ == "__main__":

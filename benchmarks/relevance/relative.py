@@ -10,6 +10,12 @@ do). Here each route's candidates (``3 * k`` of them, as the defaults read) are 
 over their own range instead, ``(s - min) / (max - min)``, and fused by the sum or the best
 of a chunk's votes. Each route's list comes from the toolkit's retriever with that route
 alone; the fusion is done here. Results: docs/benchmarks.md.
+
+``--dbsf`` tries distribution-based score fusion instead (Qdrant's DBSF): each route's scores
+placed in its own mean plus or minus three standard deviations, ``(s - (mean - 3 sd)) / (6 sd)``
+clipped to [0, 1], so a hit votes by how far it stands out of its route's candidates rather
+than by where it falls between the first and the last; fused by the sum (DBSF's own rule) and
+by the best of a chunk's votes.
 """
 
 from __future__ import annotations
@@ -39,9 +45,21 @@ def relative(items: tuple[EvidenceItem, ...]) -> dict[str, float]:
     return {item.chunk_id: (item.score - low) / span if span > 0 else 1.0 for item in items}
 
 
+def distribution(items: tuple[EvidenceItem, ...]) -> dict[str, float]:
+    if not items:
+        return {}
+    scores = [item.score for item in items]
+    mean = sum(scores) / len(scores)
+    sd = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+    if sd == 0:
+        return {item.chunk_id: 1.0 for item in items}
+    low = mean - 3 * sd
+    return {item.chunk_id: min(1.0, max(0.0, (item.score - low) / (6 * sd))) for item in items}
+
+
 class Relative:
-    def __init__(self, inner: Retriever, how: str, depth: int = 3, weight: float = 0.5) -> None:
-        self.inner, self.how, self.depth, self.weight = inner, how, depth, weight
+    def __init__(self, inner: Retriever, how: str, depth: int = 3, weight: float = 0.5, place: Any = relative) -> None:
+        self.inner, self.how, self.depth, self.weight, self.place = inner, how, depth, weight, place
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -60,7 +78,7 @@ class Relative:
         items: dict[str, EvidenceItem] = {}
         for route, found in lists.items():
             w = (1 - self.weight) if route == Route.FULL_TEXT else self.weight
-            for chunk_id, vote in relative(found.items).items():
+            for chunk_id, vote in self.place(found.items).items():
                 vote *= 2 * w
                 votes[chunk_id] = (
                     max(votes.get(chunk_id, 0.0), vote) if self.how == "best" else votes.get(chunk_id, 0.0) + vote
@@ -78,17 +96,25 @@ async def main(args: argparse.Namespace) -> None:
     embedder = LocalEmbedder(args.model)
     async with relevance.dev_set_graph(args, embedder) as graph:
         retriever = graph.retriever
-        contenders: list[tuple[str, Any]] = [
-            ("graphrag-orm defaults", retriever),
-            ("relative, sum", Relative(retriever, "sum")),
-            ("relative, best", Relative(retriever, "best")),
-            ("relative, sum, 2 a item", Relative(retriever, "sum", depth=2)),
-            ("relative, sum, 5 a item", Relative(retriever, "sum", depth=5)),
-        ]
+        contenders: list[tuple[str, Any]] = [("graphrag-orm defaults", retriever)]
+        if args.dbsf:
+            contenders += [
+                ("relative, best (outside)", Relative(retriever, "best")),
+                ("distribution, sum", Relative(retriever, "sum", place=distribution)),
+                ("distribution, best", Relative(retriever, "best", place=distribution)),
+            ]
+        else:
+            contenders += [
+                ("relative, sum", Relative(retriever, "sum")),
+                ("relative, best", Relative(retriever, "best")),
+                ("relative, sum, 2 a item", Relative(retriever, "sum", depth=2)),
+                ("relative, sum, 5 a item", Relative(retriever, "sum", depth=5)),
+            ]
         rows = await relevance.score_contenders(contenders, cases, graph.stored)
     print(f"\nembedder: {embedder.model_name}; dev set {args.devset.name}\n\n{relevance.render(rows)}")
 
 
 if __name__ == "__main__":
     parser = relevance.dev_set_parser(__doc__)
+    parser.add_argument("--dbsf", action="store_true", help="distribution-based score fusion against the defaults")
     asyncio.run(main(parser.parse_args()))
