@@ -50,9 +50,10 @@ eval: venv
 # Retrieval relevance on the dev set (examples/devset, Pride and Prejudice): graphrag-orm's
 # configurations against neo4j-graphrag's Vector and Hybrid retrievers on the same chunks and
 # vectors, per kind of question. Its own server (port 7706, home-retr) unless NEO4J_URI is set.
+# DEVSET=examples/devset2 (Frankenstein) or examples/devset3 (Dorian Gray) runs another set.
 eval-retrieval: venv
 	@test -x benchmarks/.venv-neo4j-graphrag/bin/python || bash benchmarks/setup-neo4j-graphrag.sh
-	@$(BIN)/python benchmarks/relevance/run.py
+	@$(BIN)/python benchmarks/relevance/run.py $(if $(DEVSET),--devset $(DEVSET))
 
 lint: venv
 	$(BIN)/ruff check graphrag_orm ontologies migrations tests benchmarks examples scripts
