@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run as relevance  # benchmarks/relevance/run.py
 
 from graphrag_orm.embeddings import LocalEmbedder
-from graphrag_orm.embeddings.base import embed_questions
 from graphrag_orm.embeddings.sets import EmbeddingSet
 from graphrag_orm.evaluation import Evaluator, load_cases
 from graphrag_orm.evidence import Route
@@ -69,7 +68,7 @@ async def main(args: argparse.Namespace) -> None:
             ("RRF, sized", default.model_copy(update={"fusion": Fusion.RECIPROCAL_RANK})),
             ("full text only", default.model_copy(update={"routes": frozenset({Route.FULL_TEXT})})),
         ]
-        vectors = await embed_questions(embedder, [case.question for case in cases])
+        vectors = await relevance.question_vectors(embedder, cases)
         questions_file = relevance.write_questions(cases, vectors)
         vector_only = default.model_copy(update={"routes": Retrievers.vector().routes})
         report = await Evaluator(retriever=retriever, stored=stored, retrieval=vector_only, k=relevance.K).run(cases)
