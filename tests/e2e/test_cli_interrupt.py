@@ -16,20 +16,30 @@ from pathlib import Path
 
 from tests.e2e.test_cli import CLI, ROOT, cli
 
-#: Enough that the ingest outlasts the polling below on a loaded machine (400 were done in 7 s while
-#: the CLI calls that count the stored documents took longer, and the signal came after the end).
-DOCUMENTS = 2000
+DOCUMENTS = 400
 
 
 def _stored() -> int:
     return int(json.loads(cli("documents", "--json", "--limit", "1", check=True).stdout)["total"])
 
 
+def _as_in_a_terminal() -> None:
+    """Ctrl-C reaches a command a terminal runs: a suite started as a background job of a script
+    (``bash .ci/run &``) inherits SIGINT ignored, and Python then never turns it into
+    KeyboardInterrupt, so the CLI is started with SIGINT back at its default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_ingest_says_what_was_stored_and_the_run_counts_it(graph: None, tmp_path: Path) -> None:
     for number in range(DOCUMENTS):
         (tmp_path / f"page-{number:03}.md").write_text(f"# Page {number}\n\nPage {number} is about topic {number}.\n")
     process = subprocess.Popen(
-        [CLI, "ingest", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [CLI, "ingest", str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_as_in_a_terminal,
     )
     deadline = time.monotonic() + 120
     while _stored() < 5 and time.monotonic() < deadline and process.poll() is None:
@@ -39,9 +49,7 @@ def test_ctrl_c_during_ingest_says_what_was_stored_and_the_run_counts_it(graph: 
     out, err = process.communicate(timeout=120)
     assert process.returncode == 130, out + err
     assert "Traceback" not in err and "(interrupted)" in err
-    said = re.search(
-        rf"(\d+) of {DOCUMENTS} documents stored \((\d+) ingested, 0 unchanged\), 0 failed, (\d+) not stored", err
-    )
+    said = re.search(r"(\d+) of 400 documents stored \((\d+) ingested, 0 unchanged\), 0 failed, (\d+) not stored", err)
     assert said, err
     kept, ingested, left = (int(group) for group in said.groups())
     assert kept == ingested and kept + left == DOCUMENTS and 0 < kept < DOCUMENTS
