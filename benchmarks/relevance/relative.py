@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,9 @@ def relative(items: tuple[EvidenceItem, ...]) -> dict[str, float]:
     return {item.chunk_id: (item.score - low) / span if span > 0 else 1.0 for item in items}
 
 
+Placing = Callable[[tuple[EvidenceItem, ...]], dict[str, float]]
+
+
 def distribution(items: tuple[EvidenceItem, ...]) -> dict[str, float]:
     if not items:
         return {}
@@ -58,7 +62,9 @@ def distribution(items: tuple[EvidenceItem, ...]) -> dict[str, float]:
 
 
 class Relative:
-    def __init__(self, inner: Retriever, how: str, depth: int = 3, weight: float = 0.5, place: Any = relative) -> None:
+    def __init__(
+        self, inner: Retriever, how: str, depth: int = 3, weight: float = 0.5, place: Placing = relative
+    ) -> None:
         self.inner, self.how, self.depth, self.weight, self.place = inner, how, depth, weight, place
 
     def __getattr__(self, name: str) -> Any:

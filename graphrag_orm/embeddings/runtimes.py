@@ -77,11 +77,8 @@ def _normalised_rows(matrix: Any) -> list[list[float]]:
 
 def sha256_of(path: Path) -> str:
     """The file's sha256, hex."""
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def card_files(card: LocalModel) -> tuple[Path, Path] | None:
