@@ -125,6 +125,8 @@ class LimitName(StrEnum):
     CANDIDATES_PER_ROUTE = "CandidatesPerRoute"
     #: An item's text was cut to ``RerankOptions.max_document_chars`` before it was sent to the reranker.
     RERANK_DOCUMENT_CHARS = "RerankDocumentChars"
+    #: An item's text was read only to ``PassageOptions.max_item_chars`` by the passage stage.
+    PASSAGE_ITEM_CHARS = "PassageItemChars"
     MAX_DOCUMENTS = "MaxDocuments"
     HISTORY_TURNS = "HistoryTurns"
     SCOPE_DOCUMENTS = "ScopeDocuments"

@@ -66,11 +66,11 @@ async def main(args: argparse.Namespace) -> None:
         contenders: list[tuple[str, RetrievalOptions]] = [
             ("graphrag-orm defaults", default),
             ("RRF, sized", default.model_copy(update={"fusion": Fusion.RECIPROCAL_RANK})),
-            ("full text only", default.model_copy(update={"routes": frozenset({Route.FULL_TEXT})})),
+            ("full text only", default.model_copy(update={"routes": frozenset({Route.FULL_TEXT}), "stages": ()})),
         ]
         vectors = await relevance.question_vectors(embedder, cases)
         questions_file = relevance.write_questions(cases, vectors)
-        vector_only = default.model_copy(update={"routes": Retrievers.vector().routes})
+        vector_only = Retrievers.vector()
         report = await Evaluator(retriever=retriever, stored=stored, retrieval=vector_only, k=relevance.K).run(cases)
         rows.append(("vector only (either analyzer)", relevance.summarise(report.cases)))
         try:

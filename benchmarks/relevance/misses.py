@@ -62,8 +62,8 @@ async def main(args: argparse.Namespace) -> None:
         deep = RetrievalOptions(max_items=DEEP, max_utf8_bytes=None)
         lists: dict[str, Any] = {
             "defaults": deep,
-            "vector": deep.model_copy(update={"routes": frozenset({Route.VECTOR})}),
-            "full text": deep.model_copy(update={"routes": frozenset({Route.FULL_TEXT})}),
+            "vector": deep.model_copy(update={"routes": frozenset({Route.VECTOR}), "stages": ()}),
+            "full text": deep.model_copy(update={"routes": frozenset({Route.FULL_TEXT}), "stages": ()}),
         }
         tally: dict[str, Counter[str]] = {name: Counter() for name in lists}
         both: Counter[str] = Counter()

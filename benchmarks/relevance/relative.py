@@ -73,7 +73,7 @@ class Relative:
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
         options = options or self.inner.options
         k = options.max_items
-        deep = options.model_copy(update={"max_items": self.depth * k, "max_utf8_bytes": None})
+        deep = options.model_copy(update={"max_items": self.depth * k, "max_utf8_bytes": None, "stages": ()})
         lists = {}
         for route in (Route.VECTOR, Route.FULL_TEXT):
             found = await self.inner.retrieve(

@@ -70,7 +70,7 @@ from graphrag_orm.ingestion import IngestionOptions, IngestionService
 from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import RetrievalOptions, Retriever, Retrievers, to_query
-from graphrag_orm.retrieval.options import Fusion
+from graphrag_orm.retrieval.options import PASSAGE_STAGE, Fusion
 from graphrag_orm.schema import CreateStep, Schema
 from graphrag_orm.sources import Sources
 from graphrag_orm.store import Store
@@ -91,6 +91,7 @@ def configurations() -> list[tuple[str, RetrievalOptions]]:
     before = default.model_copy(update=BEFORE)
     return [
         ("graphrag-orm defaults", default),
+        ("graphrag-orm defaults + passage stage", default.model_copy(update={"stages": (PASSAGE_STAGE,)})),
         ("graphrag-orm before (RRF, 20 a route, 16 KiB)", before),
         ("  before + budget for k", before.model_copy(update={"max_utf8_bytes": None})),
         (
@@ -133,7 +134,7 @@ def configurations() -> list[tuple[str, RetrievalOptions]]:
             "  RRF, 10 a item, shared",
             default.model_copy(update={"fusion": Fusion.RECIPROCAL_RANK, "candidates_per_item": 10}),
         ),
-        ("graphrag-orm vector only", default.model_copy(update={"routes": Retrievers.vector().routes})),
+        ("graphrag-orm vector only", Retrievers.vector()),
     ]
 
 

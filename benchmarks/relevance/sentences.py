@@ -134,7 +134,7 @@ class SentenceFusion:
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
         options = options or self.inner.options
         k = options.max_items
-        deep = options.model_copy(update={"max_items": 3 * k, "max_utf8_bytes": None})
+        deep = options.model_copy(update={"max_items": 3 * k, "max_utf8_bytes": None, "stages": ()})
         vector = await self.inner.retrieve(question, deep.model_copy(update={"routes": frozenset({Route.VECTOR})}))
         query = (await self.embedder.embed_query([question]))[0]
         by_sentence = self.index.ranked(query, 3 * k)

@@ -21,6 +21,7 @@ __all__ = [
     "MAX_EVIDENCE_UTF8_BYTES",
     "MAX_STAGES",
     "MIN_SIZED_CANDIDATES",
+    "PASSAGE_STAGE",
     "CypherExpansion",
     "Fusion",
     "GraphOptions",
@@ -33,6 +34,8 @@ __all__ = [
 StageName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")]
 #: Stages one retrieval may name, at most.
 MAX_STAGES = 8
+#: The passage stage's name (:mod:`~graphrag_orm.retrieval.passages`): every retriever has it.
+PASSAGE_STAGE: Final = "passages"
 #: Candidates a route reads, at most (``candidates_per_route``, or as sized from ``max_items``).
 MAX_CANDIDATES_PER_ROUTE: Final = 256
 #: Candidates a route reads when sized from ``max_items``, at least.
@@ -104,7 +107,8 @@ class RetrievalOptions(Options):
     #: The routes to search, by name: the toolkit's (:class:`~graphrag_orm.evidence.Route`) or
     #: one the retriever was given.
     routes: frozenset[RouteName] = frozenset({Route.VECTOR, Route.FULL_TEXT})
-    #: Post-fusion stages to apply, in order, by the names the retriever was given them under.
+    #: Post-fusion stages to apply, in order, by name: ``"passages"`` (every retriever's) and those
+    #: the retriever was given. ``()``: the fused order as it is.
     stages: tuple[StageName, ...] = Field((), max_length=MAX_STAGES)
     #: Candidates each route reads; None: sized from ``max_items`` (:attr:`route_candidates`).
     candidates_per_route: int | None = Field(None, ge=1, le=MAX_CANDIDATES_PER_ROUTE)
@@ -165,11 +169,12 @@ class RetrievalOptions(Options):
 
 
 class Retrievers:
-    """neo4j-graphrag's retriever names as presets; hybrid fuses ranks, not normalised scores."""
+    """neo4j-graphrag's retriever names as presets. ``vector`` is the vector route alone in its
+    own order (no stage); the hybrid ones are the defaults' fusion."""
 
     @staticmethod
     def vector() -> RetrievalOptions:
-        return RetrievalOptions(routes=frozenset({Route.VECTOR}))
+        return RetrievalOptions(routes=frozenset({Route.VECTOR}), stages=())
 
     @staticmethod
     def hybrid() -> RetrievalOptions:

@@ -48,7 +48,8 @@ from graphrag_orm.retrieval.expansion import expand, untrusted_expansion
 from graphrag_orm.retrieval.full_text import FullTextRoute
 from graphrag_orm.retrieval.fusion import RRF_K, ranked_hits, route_ranks
 from graphrag_orm.retrieval.graph import GraphRoute
-from graphrag_orm.retrieval.options import RetrievalOptions
+from graphrag_orm.retrieval.options import PASSAGE_STAGE, RetrievalOptions
+from graphrag_orm.retrieval.passages import PassageStage
 from graphrag_orm.retrieval.question import check_question
 from graphrag_orm.retrieval.routes import (
     MAX_STAGE_ITEMS,
@@ -133,7 +134,10 @@ class Retriever:
         #: Every route this retriever can search, by name.
         self.routes: dict[str, RetrievalRoute] = _named([*builtin, *(check_route(r) for r in routes)], "route")
         #: Every stage this retriever can apply, by name.
-        self.stages: dict[str, RetrievalStage] = _named([check_stage(s) for s in stages], "stage")
+        given = [check_stage(s) for s in stages]
+        # The passage stage is every retriever's; one of the application's under its name replaces it.
+        builtin_stages = [] if any(stage.name == PASSAGE_STAGE for stage in given) else [PassageStage()]
+        self.stages: dict[str, RetrievalStage] = _named([*builtin_stages, *given], "stage")
         self._server_version: str | None = None
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None) -> Evidence:

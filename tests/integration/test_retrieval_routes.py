@@ -22,6 +22,7 @@ from graphrag_orm.layout import Layout
 from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import RetrievalOptions, Retriever, to_query
 from graphrag_orm.retrieval.fusion import Candidate
+from graphrag_orm.retrieval.passages import PassageOptions, PassageStage
 from graphrag_orm.retrieval.rerank import RerankOptions, RerankStage
 from graphrag_orm.retrieval.routes import RouteRead, RouteRequest, RouteSearch, StageResult
 from graphrag_orm.sources import Source, Sources
@@ -168,7 +169,7 @@ async def test_a_stage_reorders_and_leaves_out_items_and_reports_it(corpus: list
     rag = retriever(store, stages=[KeepWord("The")])
     question = "lamp boats harbour hives oil smoke"
     # Without the stage, the 14 fused winners the stage will be handed (max_items + 10).
-    wide = await rag.retrieve(question, RetrievalOptions(max_items=14))
+    wide = await rag.retrieve(question, RetrievalOptions(max_items=14, stages=()))
     staged = await rag.retrieve(question, RetrievalOptions(max_items=4, stages=("KeepWord",)))
     expected = list(reversed([item.chunk_id for item in wide.items if "The" in item.text]))[:4]
     assert len(expected) >= 2 and [item.chunk_id for item in staged.items] == expected
@@ -204,12 +205,45 @@ async def test_the_rerank_stage_reorders_the_fused_items_by_the_endpoints_scores
         "results": [{"index": i, "relevance_score": float(i)} for i in range(len(body["documents"]))]
     }
     rag = retriever(store, stages=[RerankStage(RerankOptions(base_url=openai_server.url))])
-    plain = await rag.retrieve(question, RetrievalOptions(max_items=3))
+    plain = await rag.retrieve(question, RetrievalOptions(max_items=3, stages=()))
     reranked = await rag.retrieve(question, RetrievalOptions(max_items=3, stages=("rerank",)))
     sent = openai_server.requests_to("/v1/rerank")[-1].body
     assert sent["query"] == question and sent["documents"] == [item.text for item in plain.items]
     assert len(plain.items) == 3
     assert [item.chunk_id for item in reranked.items] == [item.chunk_id for item in reversed(plain.items)]
+
+
+async def test_every_retriever_has_the_passage_stage_off_until_the_options_name_it(
+    corpus: list[Source], store: Store
+) -> None:
+    gap = " ".join(f"word{n}" for n in range(50))
+    texts = {
+        # Each of the question's words twice, never two within 40 words: full text ranks it first.
+        "Scattered": f"ferry {gap} warden {gap} tolls {gap} ferry {gap} warden {gap} tolls",
+        "Together": f"{gap} the ferry warden doubled the tolls last spring {gap} {gap}",
+        "Tolls only": f"{gap} tolls {gap} {gap}",
+    }
+    ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions))
+    assert (await ingestion.ingest([Sources.text(title, text) for title, text in texts.items()])).failed == 0
+    rag = retriever(store)
+    assert isinstance(rag.stages["passages"], PassageStage)
+    question = "ferry warden tolls"
+    plain = await rag.retrieve(question, RetrievalOptions(max_items=3, routes=frozenset({Route.FULL_TEXT})))
+    full_text = RetrievalOptions(max_items=3, routes=frozenset({Route.FULL_TEXT}), stages=("passages",))
+    staged = await rag.retrieve(question, full_text)
+    name = {text: title for title, text in texts.items()}
+    assert [name[item.text] for item in plain.items] == ["Scattered", "Together", "Tolls only"]
+    assert [name[item.text] for item in staged.items] == ["Together", "Scattered", "Tolls only"]
+    # A stage of the application's under the name replaces it: here, one that weighs passages at 0.
+    own = retriever(store, stages=[PassageStage(PassageOptions(weight=0.0))])
+    assert [name[item.text] for item in (await own.retrieve(question, full_text)).items] == [
+        "Scattered",
+        "Together",
+        "Tolls only",
+    ]
+    with pytest.raises(ConfigurationError) as twice:
+        retriever(store, stages=[KeepWord("The", name="passages"), KeepWord("A", name="passages")])
+    assert twice.value.code == "invalid-option"
 
 
 def test_graphrag_from_env_turns_the_reranker_on_only_when_its_variable_is_set(
