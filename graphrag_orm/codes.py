@@ -127,6 +127,8 @@ class LimitName(StrEnum):
     RERANK_DOCUMENT_CHARS = "RerankDocumentChars"
     #: An item's text was read only to ``PassageOptions.max_item_chars`` by the passage stage.
     PASSAGE_ITEM_CHARS = "PassageItemChars"
+    #: The question had more distinct terms than ``PassageOptions.max_terms``: the first were looked for.
+    PASSAGE_TERMS = "PassageTerms"
     MAX_DOCUMENTS = "MaxDocuments"
     HISTORY_TURNS = "HistoryTurns"
     SCOPE_DOCUMENTS = "ScopeDocuments"

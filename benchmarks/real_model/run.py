@@ -76,9 +76,10 @@ from graphrag_orm.text2cypher import GraphQuestions, Text2CypherOptions  # noqa:
 
 PORT = 7694
 HOME = "home-realmodel"
-#: The recordings were made with summed score fusion (the default before best-score): pinned so
-#: that --replay keeps finding them. Re-record to follow the default.
-RECORDED_RETRIEVAL = RetrievalOptions(fusion=Fusion.SCORE)
+#: The recordings were made with summed score fusion (the default before best-score) and no
+#: passage stage (the default before it): pinned so that --replay keeps finding them. Re-record
+#: to follow the defaults.
+RECORDED_RETRIEVAL = RetrievalOptions(fusion=Fusion.SCORE, stages=())
 #: ... and with the local MiniLM reading a chunk's first window, chunks fitted to it (the defaults
 #: before e5-small-v2 and pooled windows): pinned for the same reason.
 RECORDED_EMBEDDER = "all-MiniLM-L6-v2-int8"

@@ -1,6 +1,6 @@
 """A lexical proximity rerank of the fused candidates, tried on a dev set before building anything.
 
-    .venv/bin/python benchmarks/relevance/proximity.py [--devset examples/devset2 --port 7741 --home home-devset2]
+    .venv/bin/python benchmarks/relevance/proximity.py [--grid | --stage] [--devset examples/devset2 --port 7741 --home home-devset2]
 
 The misses sit just past the first 10 (``misses.py``: a third of them at 11th to 20th), so
 the question here is whether a signal the two routes lack reorders them. A chunk of 2 KiB
@@ -14,7 +14,9 @@ lower-cased words, stop words dropped, cut to their first five letters; idf over
 chunk). Its placing among the candidates, ``(s - min) / (max - min)``, is mixed with the fused
 vote, ``(1 - a) * fused + a * passage``, and the first ``k`` scored. A different signal from
 ``sentences.py`` (each sentence's vector) and ``variants.py``'s clause search (the question
-cut in parts): no model, the candidates' text only. Results: docs/benchmarks.md.
+cut in parts): no model, the candidates' text only. ``--stage`` runs the product's stage
+(``PassageStage``) instead, over window widths in characters and the candidates it is handed.
+Results: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.evaluation import load_cases
 from graphrag_orm.evidence import Evidence, EvidenceItem, Route
 from graphrag_orm.retrieval import RetrievalOptions, Retriever
-from graphrag_orm.retrieval.passages import STOP_WORDS, best_window
+from graphrag_orm.retrieval.passages import PASSAGE_STAGE, STOP_WORDS, PassageOptions, PassageStage
 
 _WORD = re.compile(r"[a-z0-9]+")
 PREFIX = 5
@@ -55,6 +57,23 @@ def idf(documents: list[list[str]]) -> dict[str, float]:
         df.update(set(words))
     n = len(documents)
     return {term: math.log(1 + (n - count + 0.5) / (count + 0.5)) for term, count in df.items()}
+
+
+def best_window(wanted: dict[str, float], words: list[str], width: int) -> float:
+    """The largest sum of ``wanted`` weights of the distinct terms in any ``width`` consecutive words
+    (the trial's window; the product's stage counts characters, ``--stage``)."""
+    present: Counter[str] = Counter()
+    score = best = 0.0
+    for i, word in enumerate(words):
+        if word in wanted:
+            present[word] += 1
+            score += wanted[word] if present[word] == 1 else 0.0
+        if i >= width and words[i - width] in wanted:
+            gone = words[i - width]
+            present[gone] -= 1
+            score -= wanted[gone] if present[gone] == 0 else 0.0
+        best = max(best, score)
+    return best
 
 
 class Passages:
@@ -120,6 +139,36 @@ class Proximity:
         )
 
 
+class Staged:
+    """The product's passage stage, as ``PassageOptions`` set it, on the defaults' routes."""
+
+    def __init__(self, graph: Any, embedder: LocalEmbedder, options: PassageOptions) -> None:
+        inner = graph.retriever
+        self.inner = Retriever(
+            inner.store, inner.model, embedder.embedding_set(), embedder, stages=[PassageStage(options)]
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
+        options = (options or self.inner.options).model_copy(update={"stages": (PASSAGE_STAGE,)})
+        return await self.inner.retrieve(question, options, **kwargs)
+
+
+def stage_contenders(graph: Any, embedder: LocalEmbedder) -> list[tuple[str, Any]]:
+    """The product's stage over window widths (characters) and the fused candidates it is handed,
+    per item: 6 (every route's candidates at k = 10, 60), 3 (30) and 2 (20; the default)."""
+    return [
+        (
+            f"stage, {width} chars, {per_item * relevance.K} candidates",
+            Staged(graph, embedder, PassageOptions(width_chars=width, candidates_per_item=per_item)),
+        )
+        for width in (300, 500, 800)
+        for per_item in (6, 3, 2)
+    ]
+
+
 async def main(args: Any) -> None:
     cases = load_cases(args.devset / "cases.jsonl")
     embedder = LocalEmbedder(args.model)
@@ -131,7 +180,10 @@ async def main(args: Any) -> None:
             ("graphrag-orm defaults", retriever),
             ("relative best (outside)", Proximity(retriever, passages, 0.0)),
         ]
-        if args.grid:
+        if args.stage:
+            contenders.append(("+ passage, 40 words, a = 0.4", Proximity(retriever, passages, 0.4)))
+            contenders += stage_contenders(graph, embedder)
+        elif args.grid:
             for width in (20, 40, 80):
                 for weight in (0.2, 0.4):
                     contenders.append(
@@ -154,5 +206,6 @@ async def main(args: Any) -> None:
 
 if __name__ == "__main__":
     parser = relevance.dev_set_parser(__doc__)
+    parser.add_argument("--stage", action="store_true", help="the product's stage: widths and candidates")
     parser.add_argument("--grid", action="store_true", help="widths 20, 40, 80 and weights 0.2, 0.4")
     asyncio.run(main(parser.parse_args()))

@@ -107,9 +107,9 @@ class RetrievalOptions(Options):
     #: The routes to search, by name: the toolkit's (:class:`~graphrag_orm.evidence.Route`) or
     #: one the retriever was given.
     routes: frozenset[RouteName] = frozenset({Route.VECTOR, Route.FULL_TEXT})
-    #: Post-fusion stages to apply, in order, by name: ``"passages"`` (every retriever's) and those
-    #: the retriever was given. ``()``: the fused order as it is.
-    stages: tuple[StageName, ...] = Field((), max_length=MAX_STAGES)
+    #: Post-fusion stages to apply, in order, by name: ``"passages"`` (every retriever's, the
+    #: default) and those the retriever was given. ``()``: the fused order as it is.
+    stages: tuple[StageName, ...] = Field((PASSAGE_STAGE,), max_length=MAX_STAGES)
     #: Candidates each route reads; None: sized from ``max_items`` (:attr:`route_candidates`).
     candidates_per_route: int | None = Field(None, ge=1, le=MAX_CANDIDATES_PER_ROUTE)
     candidates_per_item: int = Field(3, ge=1, le=32, description="candidates per route for each of max_items")

@@ -1,33 +1,36 @@
 """A passage stage: the fused items reordered by where the question's words stand together.
 
-Off by default; every retriever has it, under the name ``passages``
-(``RetrievalOptions(stages=("passages",))``). Both routes score a whole chunk: full text's
+In the default retrieval; every retriever has it, under the name ``passages``
+(``RetrievalOptions(stages=())`` turns it off). Both routes score a whole chunk: full text's
 BM25 counts the question's words anywhere in it, and the vector is pooled over all of it. So
 a 2 KiB chunk where the question's rarer words stand together in one passage counts no more
-than one where they lie scattered. This stage gives each fused candidate its best passage's
-score, the sum of the idf of the distinct question terms inside a window of ``width_words``
-words, the best window over the item's text, and mixes its place among the candidates with
-the fused score's: ``(1 - weight) * fused + weight * passage``, each as ``(s - worst) / (best
-- worst)`` over the candidates (1 when all score alike). Ties keep the fused order.
+than one where they lie scattered. This stage gives each of the fused first
+``candidates_per_item * max_items`` its best passage's score, the sum of the idf of the
+distinct question terms starting inside a window of ``width_chars`` characters, the best
+window over the item's text, and mixes its place among them with the fused score's: ``(1 -
+weight) * fused + weight * passage``, each as ``(s - worst) / (best - worst)`` over the
+candidates (1 when all score alike). Ties keep the fused order.
 
-Terms are the casefolded words (``\\w+``), English stop words and one-character words left
-out, each cut to its first ``prefix_letters`` letters (a crude stemmer: "married" and
-"marriage" meet). The idf is over the candidates themselves, ``log(1 + (n - df + 0.5) / (df +
-0.5))``: no corpus statistics are read, so the stage costs no database call, nothing is kept
-between questions, and in a tenanted graph it sees only what the retrieval returned. It
-reads the first ``max_item_chars`` characters of each item (reported as
+The question's terms are its casefolded words (``\\w+``), English stop words and
+one-character words left out, each cut to its first ``prefix_letters`` letters (a crude
+stemmer: "married" and "marriage" meet). An item is never split into words: each term is
+looked for where it starts a word (a shorter term, as a whole word), so the cost is the
+terms' substring searches. The idf is over the candidates themselves, ``log(1 + (n - df +
+0.5) / (df + 0.5))``: no corpus statistics are read, so the stage costs no database call,
+nothing is kept between questions, and in a tenanted graph it sees only what the retrieval
+returned. It reads the first ``max_item_chars`` characters of each item (reported as
 ``PassageItemChars`` when it cut one) and never adds or drops an item. It reorders the
 fusion of the vector and full-text routes only: with the graph route, or a route of the
 application's, named, it leaves the fused order (and wants no more than ``max_items``).
 
 Measured on the three dev sets against the fusion alone and neo4j-graphrag's
-``HybridRetriever`` (docs/benchmarks.md, "A passage stage"): more passages found, at a cost
-in latency that keeps it out of the defaults for now (the statement projects every
-candidate it is handed).
+``HybridRetriever``, and at 20k and 100k chunks against the raw index queries
+(docs/benchmarks.md, "A passage stage").
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -42,10 +45,20 @@ from graphrag_orm.retrieval.options import PASSAGE_STAGE, RetrievalOptions
 from graphrag_orm.retrieval.routes import MAX_STAGE_ITEMS, RouteRequest, StageResult
 from graphrag_orm.values import Limit, Options
 
-__all__ = ["MAX_PASSAGE_ITEM_CHARS", "PASSAGE_STAGE", "PassageOptions", "PassageStage", "passage_terms"]
+__all__ = [
+    "MAX_PASSAGE_ITEM_CHARS",
+    "PASSAGE_STAGE",
+    "PassageOptions",
+    "PassageStage",
+    "best_window",
+    "passage_terms",
+    "term_hits",
+]
 
 #: The most characters of one item's text the stage reads.
 MAX_PASSAGE_ITEM_CHARS: Final = 100_000
+#: The most distinct question terms the stage looks for (each is a substring search of every item).
+MAX_PASSAGE_TERMS: Final = 256
 
 _WORD = re.compile(r"\w+")
 #: The routes whose fusion the stage reorders.
@@ -66,55 +79,103 @@ STOP_WORDS: Final = frozenset(
 class PassageOptions(Options):
     """How wide a passage is, how much it counts, and how much of each item is read."""
 
-    width_words: int = Field(40, ge=2, le=1_000, description="words in a passage window")
+    width_chars: int = Field(500, ge=20, le=20_000, description="characters in a passage window")
     weight: float = Field(0.4, ge=0.0, le=1.0, description="the passage score's share of the new order")
     prefix_letters: int = Field(5, ge=1, le=64, description="letters of a word kept as its term")
-    candidates: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_STAGE_ITEMS,
-        description="fused items reordered; None: every route's candidates (routes x route_candidates)",
+    candidates_per_item: int = Field(
+        2, ge=1, le=32, description="fused items reordered for each of max_items (at most the stage bound)"
     )
     max_item_chars: int = Field(
         8_000, ge=100, le=MAX_PASSAGE_ITEM_CHARS, description="characters of an item's text read"
     )
+    max_terms: int = Field(
+        32, ge=1, le=MAX_PASSAGE_TERMS, description="distinct question terms looked for, the first in the question"
+    )
+
+
+def _folded(text: str) -> str:
+    return text.casefold().replace("\u2019", "'")
 
 
 def passage_terms(text: str, prefix_letters: int = 5) -> list[str]:
     """``text``'s terms in order: casefolded words, stop words and single characters left out, cut to ``prefix_letters``."""
-    return [
-        word[:prefix_letters]
-        for word in _WORD.findall(text.casefold().replace("\u2019", "'"))
-        if len(word) > 1 and word not in STOP_WORDS
-    ]
+    return [word[:prefix_letters] for word in _WORD.findall(_folded(text)) if len(word) > 1 and word not in STOP_WORDS]
 
 
-def _idf(documents: Iterable[Sequence[str]]) -> dict[str, float]:
-    df: Counter[str] = Counter()
-    n = 0
-    for words in documents:
-        df.update(set(words))
-        n += 1
-    return {term: math.log(1 + (n - count + 0.5) / (count + 0.5)) for term, count in df.items()}
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
-def best_window(wanted: dict[str, float], words: Sequence[str], width: int) -> float:
-    """The largest sum of ``wanted`` weights of the distinct terms in any ``width`` consecutive words."""
+@functools.cache
+def _stop_word_starts(prefix_letters: int) -> frozenset[str]:
+    """The first ``prefix_letters`` letters of every stop word: a term among them may start one."""
+    return frozenset(word[:prefix_letters] for word in STOP_WORDS)
+
+
+def _counts(text: str, at: int) -> bool:
+    """Whether the word starting at ``at`` is a term's word: no stop word, more than one character."""
+    word = _WORD.match(text, at)
+    return word is not None and len(word[0]) > 1 and word[0] not in STOP_WORDS
+
+
+def term_hits(text: str, terms: Iterable[str], prefix_letters: int = 5) -> list[tuple[int, str]]:
+    """Where each of ``terms`` starts a word of the casefolded ``text``, by offset, as
+    :func:`passage_terms` would cut that word: a term of ``prefix_letters`` letters starts any
+    word (it is a cut word) that is no stop word, a shorter one is a whole word. A substring
+    search per term, never a pass over each word: the stage's cost is the terms' hits."""
+    hits: list[tuple[int, str]] = []
+    end = len(text)
+    starts = _stop_word_starts(prefix_letters)
+    for term in terms:
+        size = len(term)
+        if not size:
+            continue
+        # Only a term that starts a stop word ("shoul" for "shoulder") needs its word read.
+        check = size >= prefix_letters and (term in starts or size == 1)
+        at = text.find(term)
+        while at >= 0:
+            after = at + size
+            if (
+                (at == 0 or not _is_word(text[at - 1]))
+                and (size >= prefix_letters or after == end or not _is_word(text[after]))
+                and (not check or _counts(text, at))
+            ):
+                hits.append((at, term))
+            at = text.find(term, after)
+    hits.sort()
+    return hits
+
+
+def best_window(wanted: dict[str, float], hits: Sequence[tuple[int, str]], width: int) -> float:
+    """The largest sum of ``wanted`` weights of the distinct terms starting inside any ``width``
+    characters, over ``hits`` (offset, term) in offset order (rounded to 9 places, so that
+    sums of the same terms in another order score alike)."""
+    if width < 1:
+        raise ValueError("a window is at least one character wide")
     present: Counter[str] = Counter()
     score = best = 0.0
-    for i, word in enumerate(words):
-        if word in wanted:
-            present[word] += 1
-            if present[word] == 1:
-                score += wanted[word]
-        if i >= width:
-            gone = words[i - width]
-            if gone in wanted:
-                present[gone] -= 1
-                if present[gone] == 0:
-                    score -= wanted[gone]
+    first = 0
+    for at, term in hits:
+        while hits[first][0] <= at - width:
+            gone = hits[first][1]
+            present[gone] -= 1
+            if present[gone] == 0:
+                score -= wanted[gone]
+            first += 1
+        present[term] += 1
+        if present[term] == 1:
+            score += wanted[term]
         best = max(best, score)
-    return best
+    return round(best, 9)
+
+
+def _idf(hits: Sequence[Sequence[tuple[int, str]]], terms: Iterable[str]) -> dict[str, float]:
+    """Each term's idf over the candidates, ``log(1 + (n - df + 0.5) / (df + 0.5))``."""
+    df: Counter[str] = Counter()
+    for found in hits:
+        df.update({term for _, term in found})
+    n = len(hits)
+    return {term: math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5)) for term in terms}
 
 
 def applies(options: RetrievalOptions) -> bool:
@@ -141,24 +202,26 @@ class PassageStage:
     def wants(self, options: RetrievalOptions) -> int:
         if not applies(options):
             return options.max_items
-        if self.options.candidates is not None:
-            return max(options.max_items, self.options.candidates)
-        return min(MAX_STAGE_ITEMS, max(options.max_items, len(options.routes) * options.route_candidates))
+        return min(MAX_STAGE_ITEMS, self.options.candidates_per_item * options.max_items)
 
     async def apply(self, request: RouteRequest, items: tuple[EvidenceItem, ...]) -> StageResult:
-        count = self.options.candidates or len(items)
-        sent = items[:count]
-        wanted_terms = set(passage_terms(request.question, self.options.prefix_letters))
+        sent = items[: self.wants(request.options)]
+        distinct = list(dict.fromkeys(passage_terms(request.question, self.options.prefix_letters)))
+        wanted_terms = distinct[: self.options.max_terms]
         if len(sent) < 2 or not wanted_terms or self.options.weight == 0 or not applies(request.options):
             return StageResult(items)
         cap = self.options.max_item_chars
-        limits = (Limit(name=LimitName.PASSAGE_ITEM_CHARS, value=cap),) if any(len(i.text) > cap for i in sent) else ()
-        words = [passage_terms(item.text[:cap], self.options.prefix_letters) for item in sent]
-        idf = _idf(words)
-        wanted = {term: idf.get(term, 0.0) for term in wanted_terms}
-        passage = _placed([best_window(wanted, w, self.options.width_words) for w in words])
+        limits: list[Limit] = []
+        if len(distinct) > len(wanted_terms):
+            limits.append(Limit(name=LimitName.PASSAGE_TERMS, value=self.options.max_terms))
+        if any(len(i.text) > cap for i in sent):
+            limits.append(Limit(name=LimitName.PASSAGE_ITEM_CHARS, value=cap))
+        prefix = self.options.prefix_letters
+        hits = [term_hits(_folded(item.text[:cap]), wanted_terms, prefix) for item in sent]
+        wanted = _idf(hits, wanted_terms)
+        passage = _placed([best_window(wanted, found, self.options.width_chars) for found in hits])
         fused = _placed([item.score for item in sent])
         weight = self.options.weight
         mixed = [(1 - weight) * f + weight * p for f, p in zip(fused, passage, strict=True)]
         order = sorted(range(len(sent)), key=lambda i: (-mixed[i], i))
-        return StageResult((*(sent[i] for i in order), *items[len(sent) :]), limits)
+        return StageResult((*(sent[i] for i in order), *items[len(sent) :]), tuple(limits))

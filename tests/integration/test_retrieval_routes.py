@@ -213,23 +213,24 @@ async def test_the_rerank_stage_reorders_the_fused_items_by_the_endpoints_scores
     assert [item.chunk_id for item in reranked.items] == [item.chunk_id for item in reversed(plain.items)]
 
 
-async def test_every_retriever_has_the_passage_stage_off_until_the_options_name_it(
+async def test_every_retriever_has_the_passage_stage_on_until_the_options_leave_it_out(
     corpus: list[Source], store: Store
 ) -> None:
-    gap = " ".join(f"word{n}" for n in range(50))
+    gap = " ".join(f"word{n}" for n in range(100))  # about 700 characters: wider than the window
     texts = {
-        # Each of the question's words twice, never two within 40 words: full text ranks it first.
-        "Scattered": f"ferry {gap} warden {gap} tolls {gap} ferry {gap} warden {gap} tolls",
-        "Together": f"{gap} the ferry warden doubled the tolls last spring {gap} {gap}",
-        "Tolls only": f"{gap} tolls {gap} {gap}",
-    }
+        # The question's words, never two within the window, in the shortest text: full text ranks it first.
+        "Scattered": f"ferry {gap} warden {gap} tolls",
+        "Together": f"{gap} the ferry warden doubled the tolls last spring {gap}",
+        "Tolls only": f"{gap} tolls {gap}",
+    }  # each under 1.5 KB: one chunk
     ingestion = IngestionService(store, MODEL, OFFLINE_EMBEDDING_SET, HashingEmbedder(OFFLINE_EMBEDDING_SET.dimensions))
     assert (await ingestion.ingest([Sources.text(title, text) for title, text in texts.items()])).failed == 0
     rag = retriever(store)
     assert isinstance(rag.stages["passages"], PassageStage)
     question = "ferry warden tolls"
-    plain = await rag.retrieve(question, RetrievalOptions(max_items=3, routes=frozenset({Route.FULL_TEXT})))
-    full_text = RetrievalOptions(max_items=3, routes=frozenset({Route.FULL_TEXT}), stages=("passages",))
+    plain = await rag.retrieve(question, RetrievalOptions(max_items=3, routes=frozenset({Route.FULL_TEXT}), stages=()))
+    full_text = RetrievalOptions(max_items=3, routes=frozenset({Route.FULL_TEXT}))
+    assert full_text.stages == ("passages",)
     staged = await rag.retrieve(question, full_text)
     name = {text: title for title, text in texts.items()}
     assert [name[item.text] for item in plain.items] == ["Scattered", "Together", "Tolls only"]
@@ -253,8 +254,9 @@ def test_graphrag_from_env_turns_the_reranker_on_only_when_its_variable_is_set(
 
     monkeypatch.delenv("GRAPHRAG_RERANK_URL", raising=False)
     rag, _ = graphrag_from_env()
-    assert rag.stages == () and rag.options.retrieval.stages == ()
+    assert rag.stages == () and rag.options.retrieval.stages == ("passages",)
     monkeypatch.setenv("GRAPHRAG_RERANK_URL", "http://127.0.0.1:9/v1")
     rag, _ = graphrag_from_env()
-    assert [stage.name for stage in rag.stages] == ["rerank"] and rag.options.retrieval.stages == ("rerank",)
+    assert [stage.name for stage in rag.stages] == ["rerank"]
+    assert rag.options.retrieval.stages == ("passages", "rerank")
     assert "rerank" in rag.retriever.stages

@@ -39,9 +39,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RECALL = sorted((EXAMPLES / "recall" / "wiki").glob("*.md"))[:8]
 CHAPTER = EXAMPLES / "novel" / "alice-chapter-1.txt"
 # Small prompts: a 0.5B model on two shared cores reads ~100 tokens/s and writes ~4.
-#: The recordings were made with summed score fusion (the default before best-score): pinned, so
-#: the prompts, and so the recordings, do not follow a change of the default. Re-record to move it.
-RETRIEVAL = RetrievalOptions(max_items=3, neighbour_chunks=0, fusion=Fusion.SCORE)
+#: The recordings were made with summed score fusion (the default before best-score) and no passage
+#: stage (the default before it): pinned, so the prompts, and so the recordings, do not follow a
+#: change of the defaults. Re-record to move them.
+RETRIEVAL = RetrievalOptions(max_items=3, neighbour_chunks=0, fusion=Fusion.SCORE, stages=())
 ANSWERS = AnswersOptions(max_output_tokens=256)
 RECALL_QUESTIONS = ("Which supplier makes the BC-310 brake caliper?", "What is the warranty on a frame?")
 NOVEL_QUESTIONS = (

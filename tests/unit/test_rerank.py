@@ -112,5 +112,7 @@ def test_off_unless_the_variable_names_an_endpoint_and_bad_settings_are_invalid_
         RerankStage.from_env({"GRAPHRAG_RERANK_URL": "file:///etc/passwd"})
     with pytest.raises(ConfigurationError):
         RerankOptions(base_url="http://h/v1", candidates=0)
-    assert with_stage(RetrievalOptions()).stages == ("rerank",)
-    assert with_stage(with_stage(RetrievalOptions())).stages == ("rerank",)
+    # Appended after the stages named: by default the passage stage first.
+    assert with_stage(RetrievalOptions()).stages == ("passages", "rerank")
+    assert with_stage(with_stage(RetrievalOptions())).stages == ("passages", "rerank")
+    assert with_stage(RetrievalOptions(stages=())).stages == ("rerank",)
