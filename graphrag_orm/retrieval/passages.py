@@ -47,6 +47,7 @@ from graphrag_orm.values import Limit, Options
 
 __all__ = [
     "MAX_PASSAGE_ITEM_CHARS",
+    "MAX_PASSAGE_TERMS",
     "PASSAGE_STAGE",
     "PassageOptions",
     "PassageStage",
