@@ -329,7 +329,8 @@ class GraphRag:
         Every service of this object then runs its statements on this driver. With
         ``neomodel`` (the default) the typed classes are pointed at it too; neomodel
         holds one connection per process, so with several ``GraphRag`` objects they
-        query the last one connected.
+        query the last one connected, and read its layout's labels as its layout's
+        classes (``self.model``) until it closes.
         """
         settings = settings or ConnectionSettings.from_env()
         if url is not None:
@@ -339,7 +340,7 @@ class GraphRag:
         self._driver = await open_driver(settings)
         self.store.bind(self._driver, settings.database)
         if neomodel:
-            await attach_neomodel(self._driver, settings.database)
+            await attach_neomodel(self._driver, settings.database, self.model)
         if check_schema:
             try:
                 await self.check_vector_index()
@@ -361,7 +362,7 @@ class GraphRag:
             await self._graph_databases.close()
         driver, self._driver = self._driver, None
         self.store.unbind()
-        detach_neomodel(driver)
+        detach_neomodel(driver, self.model)
         if driver is not None:
             await driver.close()
 

@@ -547,7 +547,8 @@ class SyncGraphRag:
         Every service of this object then runs its statements on this driver. With
         ``neomodel`` (the default) the typed classes are pointed at it too; neomodel
         holds one connection per process, so with several ``GraphRag`` objects they
-        query the last one connected.
+        query the last one connected, and read its layout's labels as its layout's
+        classes (``self.model``) until it closes.
 
         Runs ``GraphRag.connect`` on the sync loop and blocks until it ends.
         """

@@ -11,6 +11,7 @@ from graphrag_orm.chat.extractive import NO_MODEL_NOTE
 from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.layout import Layout
+from graphrag_orm.models import Chunk, for_layout
 from graphrag_orm.store import Store
 from graphrag_orm.store.neomodel import attach_neomodel
 
@@ -32,6 +33,25 @@ async def test_connect_checks_the_vector_index_and_answers(
         answer = await facade.answers.answer("How many items can a member borrow?")
         assert answer.text == f"Members can borrow up to twelve items at a time.\n\n{NO_MODEL_NOTE}"
     # The suite's own connection was replaced by the facade's; reconnect it for later tests.
+    await attach_neomodel(store.driver, store.database)
+
+
+async def test_typed_reads_take_the_connected_facades_classes_whichever_layout_was_built_last(
+    graph: None, store: Store, neo4j_settings: ConnectionSettings
+) -> None:
+    facade = rag()
+    async with facade:
+        await facade.ingestion.ingest([Sources.text("a", "Members can borrow up to twelve items at a time.")])
+        # Another layout with the same labels, built after the default one: neomodel alone would
+        # read every Chunk as its class (same module and name), whose document is FROM_DOCUMENT.
+        other = for_layout(Layout.NEO4J_GRAPHRAG)
+        assert other.chunk is not facade.model.chunk
+        chunks = await Chunk.nodes.all()
+        assert chunks and {type(chunk) for chunk in chunks} == {facade.model.chunk}
+        document = await chunks[0].document.single()
+        assert type(document) is facade.model.document and document.source_uri == "text:a"
+    # Closing the facade takes its mappings with it: nothing of it is left in neomodel's registry.
+    assert not any(cls in adb._NODE_CLASS_REGISTRY.values() for cls in facade.model.node_classes)
     await attach_neomodel(store.driver, store.database)
 
 
