@@ -8,7 +8,9 @@ refused rather than wiped.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 
 from graphrag_orm.localdb import LocalDbSettings, start
 from graphrag_orm.store import Store
@@ -46,6 +48,24 @@ async def claim_database(store: Store) -> None:
             "the integration suite wipes its database, so point NEO4J_URI at an empty one"
         )
     await store.execute(f"MERGE (:{MARKER_LABEL} {{id: 'test-suite'}})")
+
+
+async def open_transactions(store: Store) -> list[str]:
+    """The current query of each transaction open on the server but the asking one ("" for one
+    between statements or committing)."""
+    rows = await store.read("SHOW TRANSACTIONS YIELD currentQuery RETURN currentQuery", name="test.transactions")
+    return [str(row["currentQuery"]) for row in rows if not str(row["currentQuery"]).startswith("SHOW TRANSACTIONS")]
+
+
+async def wait_for_no_transactions(store: Store, seconds: float = 30.0) -> None:
+    """Return once no other transaction is open on the server. A client killed just after it
+    sent a commit leaves the server applying it, and Neo4j's reads are read committed: a
+    query run meanwhile may find part of that transaction (a document before its chunks)."""
+    deadline = time.monotonic() + seconds
+    while open_now := await open_transactions(store):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(open_now)} transactions still open after {seconds} s: {open_now[:3]}")
+        await asyncio.sleep(0.05)
 
 
 async def wipe_data(store: Store) -> None:

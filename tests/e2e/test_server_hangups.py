@@ -31,6 +31,7 @@ from graphrag_orm.embeddings import HashingEmbedder
 from graphrag_orm.embeddings.sets import OFFLINE_EMBEDDING_SET
 from graphrag_orm.server import create_app
 from graphrag_orm.store import Store
+from tests.database import open_transactions
 from tests.e2e.test_server_http import PREFIX, QUESTION, ingest_two, serving
 from tests.support.tracing import captured_spans
 
@@ -65,11 +66,6 @@ async def hang_up(http: httpx.AsyncClient, point: str) -> list[str]:
             if point == "mid-deltas" and seen.count("delta") == MID_DELTAS:
                 break
     return seen
-
-
-async def open_transactions(store: Store) -> list[str]:
-    rows = await store.read("SHOW TRANSACTIONS YIELD currentQuery RETURN currentQuery", name="test.transactions")
-    return [str(row["currentQuery"]) for row in rows if not str(row["currentQuery"]).startswith("SHOW TRANSACTIONS")]
 
 
 async def test_clients_hanging_up_at_four_points_cancel_their_streams_quietly(
