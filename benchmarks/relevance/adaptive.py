@@ -27,13 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import run as relevance  # benchmarks/relevance/run.py
+from proximity import Staged
 
 from graphrag_orm.embeddings import LocalEmbedder
 from graphrag_orm.evaluation import load_cases
 from graphrag_orm.evidence import EvidenceItem, Route
-from graphrag_orm.retrieval import RetrievalOptions, Retriever
 from graphrag_orm.retrieval.passages import (
-    PASSAGE_STAGE,
     PassageStage,
     _folded,
     _idf,
@@ -89,19 +88,6 @@ class AdaptiveStage(PassageStage):
             mixed = [(1 - self.vector_weight) * m + self.vector_weight * v for m, v in zip(mixed, placed, strict=True)]
         order = sorted(range(len(sent)), key=lambda i: (-mixed[i], i))
         return StageResult((*(sent[i] for i in order), *items[len(sent) :]))
-
-
-class Staged:
-    def __init__(self, graph: Any, embedder: LocalEmbedder, stage: PassageStage) -> None:
-        inner = graph.retriever
-        self.inner = Retriever(inner.store, inner.model, embedder.embedding_set(), embedder, stages=[stage])
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Any:
-        options = (options or self.inner.options).model_copy(update={"stages": (PASSAGE_STAGE,)})
-        return await self.inner.retrieve(question, options, **kwargs)
 
 
 async def main(args: Any) -> None:

@@ -53,12 +53,10 @@ def expansion_words(question: str, texts: list[str], pool: list[str], m: int, e:
     return sorted(score, key=lambda w: (-score[w], w))[:e]
 
 
-class Expanded:
+class Expanded(relevance.Around):
     def __init__(self, inner: Retriever, m: int, e: int, routes: str, merge: str) -> None:
-        self.inner, self.m, self.e, self.routes, self.merge = inner, m, e, routes, merge
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        super().__init__(inner)
+        self.m, self.e, self.routes, self.merge = m, e, routes, merge
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
         options = options or self.inner.options

@@ -37,15 +37,12 @@ from graphrag_orm.models import for_layout
 from graphrag_orm.retrieval import RetrievalOptions, Retriever
 
 
-class _Moved:
+class _Moved(relevance.Around):
     """An embedder whose question vector is the one set last (the passages are the inner one's)."""
 
     def __init__(self, inner: LocalEmbedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.vector: list[float] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     async def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
         return await self.inner.embed(texts)

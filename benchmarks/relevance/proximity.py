@@ -100,15 +100,13 @@ class Passages:
         return best_window(wanted, words, width)
 
 
-class Proximity:
+class Proximity(relevance.Around):
     """The defaults' two routes (each alone), fused by relative-score best votes, then mixed with
     the candidates' best-passage placing at ``weight`` (0: the fusion alone)."""
 
     def __init__(self, inner: Retriever, passages: Passages, weight: float, width: int = 40) -> None:
-        self.inner, self.passages, self.weight, self.width = inner, passages, weight, width
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        super().__init__(inner)
+        self.passages, self.weight, self.width = passages, weight, width
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
         options = options or self.inner.options
@@ -139,17 +137,12 @@ class Proximity:
         )
 
 
-class Staged:
-    """The product's passage stage, as ``PassageOptions`` set it, on the defaults' routes."""
+class Staged(relevance.Around):
+    """A passage stage (the product's, or a variant of it) in place of the default one, on the defaults' routes."""
 
-    def __init__(self, graph: Any, embedder: LocalEmbedder, options: PassageOptions) -> None:
+    def __init__(self, graph: Any, embedder: LocalEmbedder, stage: PassageStage) -> None:
         inner = graph.retriever
-        self.inner = Retriever(
-            inner.store, inner.model, embedder.embedding_set(), embedder, stages=[PassageStage(options)]
-        )
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        super().__init__(Retriever(inner.store, inner.model, embedder.embedding_set(), embedder, stages=[stage]))
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
         options = (options or self.inner.options).model_copy(update={"stages": (PASSAGE_STAGE,)})
@@ -162,7 +155,7 @@ def stage_contenders(graph: Any, embedder: LocalEmbedder) -> list[tuple[str, Any
     return [
         (
             f"stage, {width} chars, {per_item * relevance.K} candidates",
-            Staged(graph, embedder, PassageOptions(width_chars=width, candidates_per_item=per_item)),
+            Staged(graph, embedder, PassageStage(PassageOptions(width_chars=width, candidates_per_item=per_item))),
         )
         for width in (300, 500, 800)
         for per_item in (6, 3, 2)

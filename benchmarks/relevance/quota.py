@@ -25,14 +25,12 @@ from graphrag_orm.evidence import Route
 from graphrag_orm.retrieval import RetrievalOptions
 
 
-class Quota:
+class Quota(relevance.Around):
     """The defaults, with the vector route's own first ``q`` put in place of their last items."""
 
     def __init__(self, inner: Any, q: int) -> None:
-        self.inner, self.q = inner, q
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        super().__init__(inner)
+        self.q = q
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kw: Any) -> Any:
         options = options or self.inner.options

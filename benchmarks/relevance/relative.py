@@ -61,14 +61,12 @@ def distribution(items: tuple[EvidenceItem, ...]) -> dict[str, float]:
     return {item.chunk_id: min(1.0, max(0.0, (item.score - low) / (6 * sd))) for item in items}
 
 
-class Relative:
+class Relative(relevance.Around):
     def __init__(
         self, inner: Retriever, how: str, depth: int = 3, weight: float = 0.5, place: Placing = relative
     ) -> None:
-        self.inner, self.how, self.depth, self.weight, self.place = inner, how, depth, weight, place
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        super().__init__(inner)
+        self.how, self.depth, self.weight, self.place = how, depth, weight, place
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
         options = options or self.inner.options

@@ -112,7 +112,7 @@ class SentenceIndex:
         return tuple(self.items[c].model_copy(update={"score": best[c]}) for c in order)
 
 
-class SentenceFusion:
+class SentenceFusion(relevance.Around):
     """The defaults' routes (each alone) and, with ``sentences``, the sentence route, fused by
     relative-score best votes; ``only_sentences`` returns the sentence route alone."""
 
@@ -125,11 +125,9 @@ class SentenceFusion:
         with_sentences: bool = True,
         only_sentences: bool = False,
     ) -> None:
-        self.inner, self.index, self.embedder = inner, index, embedder
+        super().__init__(inner)
+        self.index, self.embedder = index, embedder
         self.with_sentences, self.only_sentences = with_sentences, only_sentences
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
         options = options or self.inner.options

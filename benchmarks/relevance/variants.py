@@ -54,14 +54,12 @@ def clauses(question: str) -> list[str]:
     return parts if len(parts) > 1 else []
 
 
-class ClauseSearch:
+class ClauseSearch(relevance.Around):
     """The whole question and each of its clauses retrieved, the lists merged as ``merge`` says."""
 
     def __init__(self, inner: Retriever, merge: str) -> None:
-        self.inner, self.merge = inner, merge
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        super().__init__(inner)
+        self.merge = merge
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
         whole = await self.inner.retrieve(question, options, **kwargs)
@@ -102,14 +100,12 @@ def merged(how: str, lists: Sequence[Sequence[EvidenceItem]], k: int) -> list[Ev
     return taken[:k]
 
 
-class Diversity:
+class Diversity(relevance.Around):
     """``pool`` fused candidates, of which ``max_items`` are taken by maximal marginal relevance."""
 
     def __init__(self, inner: Retriever, weight: float, pool: int) -> None:
-        self.inner, self.weight, self.pool = inner, weight, pool
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        super().__init__(inner)
+        self.weight, self.pool = weight, pool
 
     async def retrieve(self, question: str, options: RetrievalOptions | None = None, **kwargs: Any) -> Evidence:
         options = options or self.inner.options
